@@ -1,0 +1,68 @@
+"""The `tui-router` command: argument parsing and output only; the logic lives in the core modules.
+
+Each subcommand lives in its own module with `register(subparsers)`; imports stay lazy so that
+`tui-router route` never imports Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from ..errors import UserError
+from . import catalog_cmd, locate_cmd, route_cmd
+
+# Modules that add subcommands. Each has register(subparsers) -> None.
+COMMAND_MODULES = [route_cmd, catalog_cmd, locate_cmd]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tui-router",
+        description="Triage how AI agents route requests to tools. With no command, opens the console.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--config", metavar="PATH", help="config file (default: $TUI_ROUTER_CONFIG, ./tui-router.toml, ~/.config/tui-router/config.toml)")
+    parser.add_argument("--catalog", metavar="PATH", help="catalog file or bundled catalog name (default: demo)")
+    parser.add_argument("--backend", metavar="NAME", help="decision backend: local, bm25, systemone, semantic")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        handler = _default_handler(parser)
+    try:
+        code = handler(args)
+    except UserError as exc:
+        for line in exc.lines():
+            print(f"tui-router: {line}", file=sys.stderr)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        print("tui-router: interrupted", file=sys.stderr)
+        code = 130
+    return code if isinstance(code, int) else 0
+
+
+def _default_handler(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    def show_help(_: argparse.Namespace) -> int:
+        parser.print_help()
+        return 0
+
+    return show_help
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""`tui-router catalog validate PATH` (and later `catalog import-mcp`)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("catalog", help="validate or import catalogs", description="Work with catalog files.")
+    csub = parser.add_subparsers(dest="catalog_command", metavar="ACTION", required=True)
+    validate = csub.add_parser("validate", help="check a catalog file and list every problem", description="Check a catalog file; exit 2 listing every problem.")
+    validate.add_argument("path", help="catalog file or bundled catalog name")
+    validate.set_defaults(handler=run_validate)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..catalog import load_catalog
+
+    catalog = load_catalog(args.path)
+    for warning in catalog.warnings:
+        print(f"tui-router: warning: {warning}", file=sys.stderr)
+    cats = catalog.categories()
+    escalation = len(catalog.escalation_ids)
+    print(
+        f"{catalog.path}: ok - catalog '{catalog.name}', {len(catalog.tools) - escalation} tools"
+        f" + {escalation} escalation options in {len(cats)} categories, none option '{catalog.none_option}'"
+    )
+    return 0

@@ -1,0 +1,35 @@
+"""Options shared by subcommands, and the one place that turns them into a Config."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config import Config, load_config
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """--config/--catalog/--backend, accepted after the subcommand too."""
+    parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
+    parser.add_argument("--catalog", metavar="PATH", default=argparse.SUPPRESS, help="catalog file or bundled name")
+    parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="local | bm25 | systemone | semantic")
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    config = load_config(getattr(args, "config", None))
+    updates = {}
+    if getattr(args, "catalog", None):
+        # a command-line path is relative to the working directory, not to the config file
+        from pathlib import Path
+
+        from ..resources import bundled_catalogs
+
+        value = args.catalog
+        updates["catalog"] = value if value in bundled_catalogs() and not Path(value).exists() else str(Path(value).resolve())
+    if getattr(args, "backend", None):
+        from ..decide import BACKENDS
+        from ..errors import ConfigError, did_you_mean
+
+        if args.backend not in BACKENDS:
+            raise ConfigError(f"unknown backend '{args.backend}'{did_you_mean(args.backend, BACKENDS)}; use one of {', '.join(BACKENDS)}")
+        updates["backend"] = args.backend
+    return config.model_copy(update=updates) if updates else config

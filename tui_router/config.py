@@ -1,0 +1,189 @@
+"""Configuration: TOML validated by pydantic; every default runs with no file at all.
+
+Lookup order: --config, then $TUI_ROUTER_CONFIG, then ./tui-router.toml, then
+$XDG_CONFIG_HOME/tui-router/config.toml. Unknown keys are errors naming the key, with a
+did-you-mean. Secrets are never values here, only the names of environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .catalog import Risk
+from .errors import ConfigError, did_you_mean
+
+ConfidenceFormula = Literal["reference", "top", "margin", "entropy", "reported"]
+BackendName = Literal["local", "bm25", "systemone", "semantic"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class Thresholds(_Section):
+    high: float = Field(0.75, ge=0.0, le=1.0)
+    medium: float = Field(0.45, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        if self.medium > self.high:
+            raise ValueError(f"medium ({self.medium}) must not be above high ({self.high})")
+        return self
+
+
+class RetrievalConfig(_Section):
+    top_k: int = Field(5, ge=1, le=255)
+    direct_max: int = Field(8, ge=0)
+    always_include: list[str] = []
+    # ask_user / human_review are safety exits: offer them in every question unless told not to.
+    include_escalation: bool = True
+
+
+class PolicyConfig(Thresholds):
+    confidence: ConfidenceFormula = "reference"
+    confirm_risks: list[Risk] = [Risk.payment, Risk.permission, Risk.outbound]
+    risk: dict[Risk, Thresholds] = {}
+    fitted_for: str | None = None  # written by `calibrate`: formula and model the thresholds suit
+
+    def thresholds_for(self, risk: Risk | None) -> Thresholds:
+        if risk is not None and risk in self.risk:
+            return self.risk[risk]
+        return Thresholds(high=self.high, medium=self.medium)
+
+
+class LocalConfig(_Section):
+    examples: list[str] = []  # globs of session files whose labelled turns become exemplars
+    temperature: float | None = Field(None, gt=0.0)
+    none_margin: float | None = None
+
+
+class SystemOneConfig(_Section):
+    base_url: str | None = None
+    model: str = "jev-latest"
+    api_key_env: str = "TYPESAFE_API_KEY"
+    timeout: float = Field(30.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
+    concurrency: int = Field(8, ge=1, le=256)
+    headers: dict[str, str] = {}
+    max_options: int = Field(255, ge=2, le=255)
+
+
+class FallbackConfig(_Section):
+    command: list[str] = []
+    timeout: float = Field(60.0, gt=0)
+    output_cap: int = Field(65536, ge=1)
+
+
+class Config(_Section):
+    catalog: str = "demo"
+    backend: BackendName = "local"
+    sessions_dir: str = "sessions"
+    retrieval: RetrievalConfig = RetrievalConfig()
+    policy: PolicyConfig = PolicyConfig()
+    local: LocalConfig = LocalConfig()
+    systemone: SystemOneConfig = SystemOneConfig()
+    fallback: FallbackConfig = FallbackConfig()
+
+    # Where the file came from (None: built-in defaults); relative paths resolve against it.
+    source: Path | None = Field(None, exclude=True)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.source.parent if self.source else Path.cwd()
+
+    def resolve(self, value: str) -> Path:
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+    def catalog_spec(self) -> str | Path:
+        """A bundled catalog name stays a name; anything else is a path relative to the config."""
+        from .resources import bundled_catalogs
+
+        if self.catalog in bundled_catalogs() and not self.resolve(self.catalog).exists():
+            return self.catalog
+        return self.resolve(self.catalog)
+
+    @property
+    def sessions_path(self) -> Path:
+        return self.resolve(self.sessions_dir)
+
+
+def _model_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> set[str]:
+    """Field names at a nested location, for did-you-mean on unknown keys."""
+    current: Any = model
+    pending_value_type: Any = None
+    for part in loc[:-1]:
+        if pending_value_type is not None:  # a key of a dict[..., Model]
+            current, pending_value_type = pending_value_type, None
+            continue
+        field = current.model_fields.get(str(part))
+        annotation = field.annotation if field else None
+        if get_origin(annotation) is dict:
+            pending_value_type = get_args(annotation)[1]
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            current = annotation
+        else:
+            return set()
+    return set(current.model_fields) - {"source"}
+
+
+def config_from_dict(data: dict[str, Any], source: Path | None = None) -> Config:
+    where = str(source) if source else "config"
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                hint = did_you_mean(str(err["loc"][-1]), _model_fields(Config, err["loc"]))
+                problems.append(f"{where}: unknown key '{key}'{hint}")
+            else:
+                msg = err["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+                problems.append(f"{where}: '{key or 'config'}' {msg}")
+        raise ConfigError(f"{where}: invalid configuration", problems) from None
+    return config.model_copy(update={"source": source})
+
+
+def find_config_file(explicit: str | Path | None = None) -> Path | None:
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: config file not found")
+        return path
+    env = os.environ.get("TUI_ROUTER_CONFIG")
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: config file named by TUI_ROUTER_CONFIG not found")
+        return path
+    local = Path.cwd() / "tui-router.toml"
+    if local.is_file():
+        return local
+    user = user_config_path()
+    return user if user.is_file() else None
+
+
+def user_config_path() -> Path:
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(xdg) / "tui-router" / "config.toml"
+
+
+def load_config(explicit: str | Path | None = None) -> Config:
+    path = find_config_file(explicit)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a TOML file (it is not UTF-8 text)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config ({exc.strerror or exc})") from None
+    return config_from_dict(data, path.resolve())

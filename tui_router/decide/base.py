@@ -1,0 +1,123 @@
+"""The decision interface every backend implements, and the checks every answer must pass."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import unicodedata
+from abc import ABC, abstractmethod
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_INSTRUCTIONS = (
+    "Choose the one option whose description best fits the user's message in state.message. "
+    "Choose the none option when no listed tool does what the message asks, or the message is not a "
+    "tool request. Selecting an option is routing evidence only; it is not authorization to run it."
+)
+
+
+class Question(BaseModel):
+    """A Choice question: instructions + {option id: description}; the none option included."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: str
+    options: dict[str, str]
+    none_option: str
+    instructions: str = DEFAULT_INSTRUCTIONS
+    retrieved_tools: list[str] = []
+    # A labelled message the backend must not use as evidence for itself (leave-one-out in eval).
+    holdout: str | None = None
+
+
+class Answer(BaseModel):
+    """What a backend answered. `choice` None means no answer (unresolved, never a default)."""
+
+    choice: str | None = None
+    probabilities: dict[str, float] = {}
+    reported_confidence: float | None = None
+    model: str = ""
+    latency_ms: float = 0.0
+    error: str = ""
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class DecisionBackend(ABC):
+    """One backend. `decide` must never raise for a bad model answer: it returns Answer(error=...)."""
+
+    name: str = "backend"
+    model: str = ""
+    max_options: int = 255
+
+    @abstractmethod
+    def decide(self, question: Question) -> Answer: ...
+
+    async def adecide(self, question: Question) -> Answer:
+        # CPU-bound in-process backends answer in milliseconds; run inline rather than in a thread.
+        return self.decide(question)
+
+    async def aclose(self) -> None:
+        return None
+
+    def close(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self.aclose())
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def check_answer(answer: Answer, options: list[str]) -> str:
+    """Why this answer cannot be acted on, or '' when it is consistent.
+
+    Fail closed: anything a backend gets wrong makes the turn unresolved; we never repair a choice
+    by taking an argmax or the first option.
+    """
+    if answer.error:
+        return answer.error
+    if answer.choice is None:
+        return "the backend gave no answer"
+    offered = {_nfc(o) for o in options}
+    if _nfc(answer.choice) not in offered or answer.choice not in options:
+        return f"the choice {answer.choice!r} is not one of the offered options"
+    probs = answer.probabilities
+    if not probs:
+        return "the answer has no probabilities"
+    keys = set(probs)
+    if keys != set(options):
+        missing = sorted(set(options) - keys)
+        extra = sorted(keys - set(options))
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(repr(m) for m in missing[:5]))
+        if extra:
+            parts.append("unexpected " + ", ".join(repr(e) for e in extra[:5]))
+        return "probability keys do not match the offered options (" + "; ".join(parts) + ")"
+    for key, value in probs.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            return f"probability of {key!r} is not a finite number"
+        if value < 0:
+            return f"probability of {key!r} is negative ({value})"
+    total = sum(probs.values())
+    if abs(total - 1.0) > 0.01:
+        return f"probabilities sum to {total:.4f}, not 1"
+    top = max(probs.values())
+    if probs[answer.choice] < top - 1e-9:
+        best = max(probs, key=lambda k: probs[k])
+        return f"the choice {answer.choice!r} is not the most probable option ({best!r} is)"
+    return ""
+
+
+def softmax(logits: dict[str, float], temperature: float = 1.0) -> dict[str, float]:
+    peak = max(logits.values())
+    exps = {k: math.exp((v - peak) / temperature) for k, v in logits.items()}
+    total = sum(exps.values())
+    return {k: v / total for k, v in exps.items()}
+
+
+def argmax(probabilities: dict[str, float], order: list[str]) -> str:
+    """Deterministic argmax: ties go to the earlier option in `order`."""
+    return max(order, key=lambda k: (probabilities[k], -order.index(k)))

@@ -1,0 +1,277 @@
+"""Sessions: every turn the console routed, which doubles as a labelled eval set.
+
+Files are TOML (tomllib / tomli-w), written atomically (temp file in the same folder + fsync +
+os.replace) so a crash never leaves half a file, and diff-friendly: None, empty and default
+values are left out and key order is kept. A file that cannot be read is reported, never
+overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .errors import SessionError, did_you_mean
+
+FORMAT_VERSION = 1
+
+Outcome = Literal["proposed", "approved", "declined", "rerouted", "escalated", "fallback_done", "pending"]
+
+
+class _Record(BaseModel):
+    # extra="allow": keys a newer version or a person added survive a load/save round trip.
+    model_config = ConfigDict(extra="allow")
+
+
+class TurnDecision(_Record):
+    candidates: list[str] = []
+    scores: dict[str, float] = {}
+    choice: str | None = None
+    probabilities: dict[str, float] = {}
+    confidence: float | None = None
+    reported_confidence: float | None = None
+    band: Literal["high", "medium", "low", "unresolved"] = "unresolved"
+    action: Literal["execute", "confirm", "escalate", "fallback"] = "fallback"
+    outcome: Outcome = "pending"
+    rerouted_to: str | None = None
+    error: str = ""
+    latency_ms: float | None = None
+    model: str | None = None
+    backend: str | None = None
+    retrieval: str | None = None
+    path: str | None = None
+    stage_category: str | None = None
+    high: float | None = None  # thresholds that decided the band
+    medium: float | None = None
+
+
+class FallbackRecord(_Record):
+    command: list[str] = []
+    exit_code: int | None = None
+    output: str = ""
+    stderr: str = ""
+    error: str = ""
+    duration_ms: float | None = None
+    truncated: bool = False
+    at: str | None = None
+
+
+class Turn(_Record):
+    message: str
+    label: str | None = None
+    acceptable: list[str] = []
+    tags: list[str] = []
+    at: str | None = None
+    decision: TurnDecision | None = None
+    fallback: FallbackRecord | None = None
+
+
+class SessionInfo(_Record):
+    id: str
+    catalog: str | None = None
+    created: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    version: int = FORMAT_VERSION
+
+
+class Session(BaseModel):
+    session: SessionInfo
+    turns: list[Turn] = []
+    path: Path | None = None
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    def labelled(self) -> list[Turn]:
+        return [t for t in self.turns if t.label]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_session_id(suffix: str = "") -> str:
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
+    clean = re.sub(r"[^a-z0-9-]+", "-", suffix.lower()).strip("-")
+    return f"{stamp}-{clean}" if clean else stamp
+
+
+def new_session(catalog: str, backend: str | None = None, model: str | None = None, suffix: str = "") -> Session:
+    return Session(session=SessionInfo(id=new_session_id(suffix), catalog=catalog, created=now_iso(), backend=backend, model=model))
+
+
+_KNOWN = {
+    "session": set(SessionInfo.model_fields),
+    "turn": set(Turn.model_fields),
+    "decision": set(TurnDecision.model_fields),
+    "fallback": set(FallbackRecord.model_fields),
+}
+
+
+def _near_miss_keys(raw: dict[str, Any], kind: str, where: str) -> list[str]:
+    """Unknown keys that look like typos of known ones are errors; others are kept as extras."""
+    problems = []
+    for key in raw:
+        if key not in _KNOWN[kind]:
+            hint = did_you_mean(key, _KNOWN[kind])
+            if hint:
+                problems.append(f"{where}: unknown key '{key}'{hint}")
+    return problems
+
+
+def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
+    problems: list[str] = []
+    head = data.get("session")
+    if head is None:
+        head = {"id": Path(source).stem}
+    if not isinstance(head, dict):
+        raise SessionError(f"{source}: [session] must be a table")
+    problems += _near_miss_keys(head, "session", f"{source}: [session]")
+    try:
+        info = SessionInfo.model_validate({"id": Path(source).stem, **head})
+    except ValidationError as exc:
+        info = SessionInfo(id=Path(source).stem)
+        problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg']}" for e in exc.errors()]
+    raw_turns = data.get("turns", [])
+    if not isinstance(raw_turns, list):
+        raise SessionError(f"{source}: 'turns' must be an array of tables ([[turns]])")
+    turns: list[Turn] = []
+    for index, raw in enumerate(raw_turns):
+        where = f"{source}: turns[{index}]"
+        if not isinstance(raw, dict):
+            problems.append(f"{where}: must be a table")
+            continue
+        problems += _near_miss_keys(raw, "turn", where)
+        for sub in ("decision", "fallback"):
+            if isinstance(raw.get(sub), dict):
+                problems += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
+        try:
+            turns.append(Turn.model_validate(raw))
+        except ValidationError as exc:
+            for err in exc.errors():
+                field = ".".join(str(p) for p in err["loc"])
+                msg = "is required" if err["type"] == "missing" else err["msg"].replace("Input should be", "must be")
+                problems.append(f"{where}: field '{field}' {msg}")
+    if problems:
+        raise SessionError(f"{source}: {len(problems)} problem(s) in the session file", problems)
+    return Session(session=info, turns=turns, path=Path(source) if source != "<session>" else None)
+
+
+def load_session(path: str | Path) -> Session:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionError(f"{path}: session file not found") from None
+    except IsADirectoryError:
+        raise SessionError(f"{path}: is a folder, not a session file") from None
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read the session ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SessionError(f"{path}: not a session file (it is not UTF-8 text); it was left untouched") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SessionError(f"{path}: corrupt session file, not valid TOML ({exc}); it was left untouched") from None
+    return parse_session(data, str(path))
+
+
+def _compact(value: Any) -> Any:
+    """Drop None, empty and False-default values so files stay short and diff-friendly."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            item = _compact(item)
+            if item is None or item == "" or item == [] or item == {}:
+                continue
+            out[key] = item
+        return out
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 6)
+    return value
+
+
+def session_to_dict(session: Session) -> dict[str, Any]:
+    turns = []
+    for turn in session.turns:
+        data = turn.model_dump(mode="json", exclude_defaults=True)
+        data["message"] = turn.message
+        if turn.decision is not None:
+            decision = turn.decision.model_dump(mode="json", exclude_none=True)
+            decision.pop("truncated", None)
+            data["decision"] = decision
+        if turn.fallback is not None:
+            data["fallback"] = turn.fallback.model_dump(mode="json", exclude_defaults=True)
+        turns.append({"message": data.pop("message"), **data})
+    head = session.session.model_dump(mode="json", exclude_none=True)
+    return _compact({"session": head, "turns": turns})
+
+
+def dumps_session(session: Session) -> str:
+    return tomli_w.dumps(session_to_dict(session), multiline_strings=True)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder, fsync, then os.replace: never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save_session(session: Session, path: str | Path | None = None) -> Path:
+    target = Path(path) if path is not None else session.path
+    if target is None:
+        raise SessionError("the session has no file name yet")
+    try:
+        atomic_write_text(target, dumps_session(session))
+    except OSError as exc:
+        raise SessionError(f"{target}: cannot save the session ({exc.strerror or exc}); nothing was overwritten") from None
+    session.path = target
+    return target
+
+
+def unused_path(folder: Path, stem: str) -> Path:
+    """sessions/<stem>.toml, or <stem>-2.toml ... when that name is taken."""
+    candidate = folder / f"{stem}.toml"
+    n = 2
+    while candidate.exists():
+        candidate = folder / f"{stem}-{n}.toml"
+        n += 1
+    return candidate
+
+
+def iter_session_files(paths: list[str | Path]) -> list[Path]:
+    """Session files named directly or found (recursively) in folders, in a stable order."""
+    found: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file()))
+        elif path.exists():
+            found.append(path)
+        else:
+            raise SessionError(f"{path}: no such session file or folder")
+    return found

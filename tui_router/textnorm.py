@@ -1,0 +1,141 @@
+"""Tokenisation shared by retrieval and the lexical backends.
+
+One function, `tokenize`, so that the catalog side and the message side can never drift apart:
+case folding, accent folding, snake_case / camelCase splitting, a light suffix stemmer, a short
+stopword list, and character bigrams for scripts written without spaces (CJK, Thai).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# Words that carry no routing signal in requests ("please can you ...") or in tool descriptions.
+STOPWORDS = frozenset(
+    """
+    a an the and or but if then else of to in on at by for from with without into onto over under
+    is are was were be been being am do does did done doing have has had having will would shall
+    should can could may might must i me my mine we us our ours you your yours he him his she her
+    it its they them their this that these those there here what which who whom whose when where
+    why how all any both each few more most other some such no nor not only own same so than too
+    very just also please pls plz kindly thanks thank hi hello hey ok okay let lets let's want
+    wanna need needs needed like would could get got gets give make sure one up out about as
+    via per use using used tool tools help something anything thing things
+    """.split()
+)
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Scripts without word separators: index character bigrams (and single characters).
+_NO_SPACE_SCRIPT = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]"
+)
+
+_SUFFIXES = (
+    ("ational", "ate"),
+    ("ization", "ize"),
+    ("isation", "ize"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("iveness", "ive"),
+    ("ations", "ate"),
+    ("ation", "ate"),
+    ("ments", ""),
+    ("ment", ""),
+    ("ings", ""),
+    ("ing", ""),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ers", ""),
+    ("er", ""),
+    ("ed", ""),
+    ("es", ""),
+    ("ly", ""),
+    ("s", ""),
+)
+_KEEP = frozenset({"sms", "ics", "css", "dns", "aws", "gps", "ios", "api", "news", "status", "os"})
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A deliberately light, deterministic suffix stripper (plural, -ing, -ed, -ation ...)."""
+    if len(word) <= 3 or word in _KEEP or not word.isascii() or not word.isalpha():
+        return word
+    for suffix, repl in _SUFFIXES:
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
+            continue
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)] + repl
+            if suffix in {"ing", "ed", "er", "ers", "ings"} and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # running -> run, shipped -> ship
+            if suffix == "es" and not re.search(r"(ss|sh|ch|x|z)$", base):
+                base = word[:-1]  # "files" -> "file", but "boxes" -> "box"
+            return base[:-1] if base.endswith("e") and len(base) > 4 else base
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def fold(text: str) -> str:
+    """NFKC + case fold + strip combining accents (teléfono -> telefono)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})s\b")
+
+
+def split_identifier(text: str) -> str:
+    """sendPushNotification / send_push_notification / send-sms -> space separated words."""
+    text = _ACRONYM_PLURAL.sub(r"\1", text)  # CSVs -> CSV, URLs -> URL
+    return _CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").replace(".", " ").replace(":", " ")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(fold(split_identifier(text)))
+
+
+def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Tokens for BM25 and overlap scoring."""
+    tokens: list[str] = []
+    for word in _words(text):
+        if _NO_SPACE_SCRIPT.search(word):
+            tokens.extend(_cjk_tokens(word))
+            continue
+        if not keep_stopwords and word in STOPWORDS:
+            continue
+        if len(word) == 1 and word.isascii() and not word.isdigit():
+            continue
+        tokens.append(stem(word))
+    return tokens
+
+
+def _cjk_tokens(word: str) -> list[str]:
+    """Split a mixed run into ASCII words and CJK characters + bigrams."""
+    out: list[str] = []
+    run: list[str] = []
+    latin: list[str] = []
+
+    def flush_run() -> None:
+        if run:
+            out.extend(run)
+            out.extend(a + b for a, b in zip(run, run[1:]))
+            run.clear()
+
+    def flush_latin() -> None:
+        if latin:
+            w = "".join(latin)
+            if w not in STOPWORDS and (len(w) > 1 or w.isdigit()):
+                out.append(stem(w))
+            latin.clear()
+
+    for ch in word:
+        if _NO_SPACE_SCRIPT.match(ch):
+            flush_latin()
+            run.append(ch)
+        else:
+            flush_run()
+            latin.append(ch)
+    flush_run()
+    flush_latin()
+    return out
