@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .catalog import Risk
 from .errors import ConfigError, did_you_mean
@@ -62,6 +62,10 @@ class LocalConfig(_Section):
     none_margin: float | None = None
 
 
+# Header names that carry credentials: a config file must name an env var instead (api_key_env).
+SECRET_HEADER_WORDS = ("authorization", "api-key", "apikey", "api_key", "token", "secret", "cookie", "password")
+
+
 class SystemOneConfig(_Section):
     base_url: str | None = None
     model: str = "jev-latest"
@@ -71,6 +75,29 @@ class SystemOneConfig(_Section):
     concurrency: int = Field(8, ge=1, le=256)
     headers: dict[str, str] = {}
     max_options: int = Field(255, ge=2, le=255)
+    # Probe the server on first use (cached per base_url and model) to size two-stage routing.
+    probe: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL (e.g. https://api.example.com/v1)")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _no_secret_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if any(word in name.lower() for word in SECRET_HEADER_WORDS):
+                raise ValueError(
+                    f"header {name!r} looks like a credential; secrets never go in the config file: put the key in an "
+                    "environment variable and name it in [systemone] api_key_env (sent as Authorization: Bearer)"
+                )
+        return value
 
 
 class FallbackConfig(_Section):

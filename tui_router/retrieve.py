@@ -16,7 +16,8 @@ from rank_bm25 import BM25Okapi
 
 from .catalog import Catalog, Risk, Tool
 from .config import RetrievalConfig
-from .textnorm import tokenize
+from .lexicon import analyze, concepts
+from .textnorm import STOPWORDS, stem, tokenize, words
 from .typos import TypoIndex
 
 
@@ -40,15 +41,23 @@ class Retrieval(BaseModel):
 
 def tool_document(tool: Tool) -> list[str]:
     """The tokens BM25 indexes for one tool (id words count twice: they are the tool's name)."""
-    id_words = tokenize(tool.id)
-    parts = [*id_words, *id_words, *tokenize(tool.when_to_use)]
+    id_words = analyze(tool.id)
+    parts = [*id_words, *id_words, *analyze(tool.when_to_use)]
     for keyword in tool.keywords:
-        parts.extend(tokenize(keyword))
+        parts.extend(analyze(keyword))
     for example in tool.examples:
-        parts.extend(tokenize(example))
+        parts.extend(analyze(example))
     if tool.title:
-        parts.extend(tokenize(tool.title))
+        parts.extend(analyze(tool.title))
     return parts or ["_empty_"]
+
+
+def _raw_vocabulary(catalog: Catalog) -> set[str]:
+    vocabulary: set[str] = set()
+    for tool in catalog.tools:
+        for text in (tool.id, tool.when_to_use, tool.title or "", *tool.keywords, *tool.examples):
+            vocabulary.update(words(text))
+    return vocabulary
 
 
 class Retriever:
@@ -65,17 +74,22 @@ class Retriever:
             for term in doc:
                 postings[term].append(index)
         self.postings = dict(postings)
-        self.typos = TypoIndex(self.postings.keys())
+        self.typos = TypoIndex(_raw_vocabulary(catalog))
         self._doc_len = np.asarray(self.bm25.doc_len, dtype=float)
 
+    def _correct(self, word: str) -> str | None:
+        if word in STOPWORDS or stem(word) in self.postings:
+            return None
+        return self.typos.correct(word)
+
+    def message_tokens(self, message: str) -> list[str]:
+        """Stemmed message tokens (stopwords kept), misspelt words replaced by a catalog word."""
+        return tokenize(message, keep_stopwords=True, correct=self._correct)
+
     def query_terms(self, message: str) -> list[str]:
-        """Message tokens, with unknown words mapped to a catalog word one typo away."""
-        terms = []
-        for token in tokenize(message):
-            if token not in self.postings:
-                token = self.typos.correct(token) or token
-            terms.append(token)
-        return terms
+        """Message words plus concept tokens: what BM25 is asked."""
+        tokens = self.message_tokens(message)
+        return [t for t in tokens if t not in STOPWORDS] + concepts(message, tokens)
 
     def scores(self, message: str) -> dict[int, float]:
         """BM25 score of every tool sharing at least one term with the message."""
@@ -89,7 +103,9 @@ class Retriever:
         values = self.bm25.get_batch_scores(terms, ids)
         return {i: s for i, s in zip(ids, values) if s > 0}
 
-    def retrieve(self, message: str) -> Retrieval:
+    def retrieve(self, message: str, extra: list[str] | tuple[str, ...] = ()) -> Retrieval:
+        """Top-k BM25 candidates, then `extra` ids (a backend's suggestions), always_include and
+        the escalation options."""
         scored = self.scores(message)
         ranked_idx = sorted(scored, key=lambda i: (-scored[i], i))
         ranked = [self.tools[i].id for i in ranked_idx]
@@ -116,6 +132,8 @@ class Retriever:
             if len([t for t in chosen if not t.is_escalation]) >= cfg.top_k:
                 break
             add(tool)
+        for option_id in extra:
+            add(self.catalog.get(option_id))
         mode = RetrievalMode.bm25 if chosen else RetrievalMode.escalation
         for option_id in cfg.always_include:
             add(self.catalog.get(option_id))

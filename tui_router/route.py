@@ -15,8 +15,9 @@ from .config import Config, Thresholds
 from .decide import make_backend
 from .decide.base import Answer, DecisionBackend, Question
 from .policy import Action, Band, band_answer, margin_of
-from .retrieve import Candidate, Retrieval, Retriever, RetrievalMode
+from .retrieve import Candidate, Retrieval, RetrievalMode, Retriever
 from .session import TurnDecision
+from .twostage import Staged, TwoStageError, plan_two_stage
 
 # Far larger messages are cut for the decision model (the full text stays in the session).
 MAX_MESSAGE_CHARS = 20_000
@@ -111,6 +112,14 @@ class Router:
         self.retriever = Retriever(catalog, self.config.retrieval)
         self.backend = backend or make_backend(self.config.backend, catalog, self.config, retriever=self.retriever)
 
+    def _retrieve(self, message: str, holdout: str | None) -> Retrieval:
+        # Backends that learned from labelled turns may know tools BM25 misses (hybrid retrieval).
+        try:
+            extra = self.backend.suggest_candidates(message, holdout)
+        except Exception:
+            extra = []
+        return self.retriever.retrieve(message, extra=extra)
+
     def question_for(self, message: str, retrieval: Retrieval, holdout: str | None = None) -> Question:
         options = {c.id: self.catalog.description_of(c.id) for c in retrieval.candidates}
         options[self.catalog.none_option] = self.catalog.description_of(self.catalog.none_option)
@@ -122,7 +131,8 @@ class Router:
             holdout=holdout,
         )
 
-    def _finish(self, message: str, retrieval: Retrieval, question: Question, answer: Answer, started: float) -> Decision:
+    def _finish(self, message: str, retrieval: Retrieval, staged: Staged, started: float) -> Decision:
+        question, answer = staged.question, staged.answer
         options = list(question.options)
         risk = self.catalog.risk_of(answer.choice) if answer.choice else None
         banding = band_answer(answer, options, self.catalog.none_option, risk, self.config.policy)
@@ -148,30 +158,74 @@ class Router:
             latency_ms=(time.perf_counter() - started) * 1000,
             decide_ms=answer.latency_ms,
             error=banding.error,
-            path=getattr(answer, "path", "single"),
-            stage_category=getattr(answer, "stage_category", None),
+            path=staged.path,
+            stage_category=staged.stage_category,
             ranked=retrieval.ranked,
         )
 
     def route(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()
-        retrieval = self.retriever.retrieve(message)
+        retrieval = self._retrieve(message, holdout)
         question = self.question_for(message, retrieval, holdout)
-        try:
-            answer = self.backend.decide(question)
-        except Exception as exc:  # a backend bug must end in an unresolved turn, not a crash
-            answer = Answer(error=f"the {self.backend.name} backend failed: {exc}", model=self.backend.model)
-        return self._finish(message, retrieval, question, answer, started)
+        return self._finish(message, retrieval, self._decide(question), started)
 
     async def aroute(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()
-        retrieval = self.retriever.retrieve(message)
+        retrieval = self._retrieve(message, holdout)
         question = self.question_for(message, retrieval, holdout)
+        return self._finish(message, retrieval, await self._adecide(question), started)
+
+    # One question, or two stages when the options exceed what the backend takes in one (twostage.py).
+
+    def _failed(self, exc: Exception) -> Answer:
+        # a backend bug must end in an unresolved turn, not a crash
+        return Answer(error=f"the {self.backend.name} backend failed: {exc}", model=self.backend.model)
+
+    def _ask(self, question: Question) -> Answer:
         try:
-            answer = await self.backend.adecide(question)
+            return self.backend.decide(question)
         except Exception as exc:
-            answer = Answer(error=f"the {self.backend.name} backend failed: {exc}", model=self.backend.model)
-        return self._finish(message, retrieval, question, answer, started)
+            return self._failed(exc)
+
+    async def _aask(self, question: Question) -> Answer:
+        try:
+            return await self.backend.adecide(question)
+        except Exception as exc:
+            return self._failed(exc)
+
+    def _decide(self, question: Question) -> Staged:
+        try:
+            limit = self.backend.option_limit()
+        except Exception as exc:
+            return Staged(question=question, answer=self._failed(exc))
+        if len(question.options) <= limit:
+            return Staged(question=question, answer=self._ask(question))
+        try:
+            plan = plan_two_stage(question, self.catalog, limit)
+        except TwoStageError as exc:
+            return Staged(question=question, answer=Answer(error=str(exc), model=self.backend.model), path="two-stage")
+        first = self._ask(plan.category_question)
+        step = plan.after_category(first)
+        if isinstance(step, Staged):
+            return step
+        return plan.finish(first, step, self._ask(step))
+
+    async def _adecide(self, question: Question) -> Staged:
+        try:
+            limit = await self.backend.aoption_limit()
+        except Exception as exc:
+            return Staged(question=question, answer=self._failed(exc))
+        if len(question.options) <= limit:
+            return Staged(question=question, answer=await self._aask(question))
+        try:
+            plan = plan_two_stage(question, self.catalog, limit)
+        except TwoStageError as exc:
+            return Staged(question=question, answer=Answer(error=str(exc), model=self.backend.model), path="two-stage")
+        first = await self._aask(plan.category_question)
+        step = plan.after_category(first)
+        if isinstance(step, Staged):
+            return step
+        return plan.finish(first, step, await self._aask(step))
 
     async def aclose(self) -> None:
         await self.backend.aclose()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 # Words that carry no routing signal in requests ("please can you ...") or in tool descriptions.
@@ -21,7 +22,8 @@ STOPWORDS = frozenset(
     why how all any both each few more most other some such no nor not only own same so than too
     very just also please pls plz kindly thanks thank hi hello hey ok okay let lets let's want
     wanna need needs needed like would could get got gets give make sure one up out about as
-    via per use using used tool tools help something anything thing things
+    via per use using used tool tools help something anything thing things everything nothing
+    everyone anyone someone everybody anybody somebody stuff bit lot ask asking asked
     """.split()
 )
 
@@ -71,8 +73,8 @@ def stem(word: str) -> str:
                 base = base[:-1]  # running -> run, shipped -> ship
             if suffix == "es" and not re.search(r"(ss|sh|ch|x|z)$", base):
                 base = word[:-1]  # "files" -> "file", but "boxes" -> "box"
-            return base[:-1] if base.endswith("e") and len(base) > 4 else base
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+            return base[:-1] if base.endswith("e") and len(base) > 3 else base
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def fold(text: str) -> str:
@@ -91,14 +93,17 @@ def split_identifier(text: str) -> str:
     return _CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").replace(".", " ").replace(":", " ")
 
 
-def _words(text: str) -> list[str]:
+def words(text: str) -> list[str]:
+    """Folded words before stemming (what typo correction compares)."""
     return _WORD.findall(fold(split_identifier(text)))
 
 
-def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
-    """Tokens for BM25 and overlap scoring."""
+def tokenize(
+    text: str, *, keep_stopwords: bool = False, correct: Callable[[str], str | None] | None = None
+) -> list[str]:
+    """Tokens for BM25 and overlap scoring. `correct` may replace a misspelt word before stemming."""
     tokens: list[str] = []
-    for word in _words(text):
+    for word in words(text):
         if _NO_SPACE_SCRIPT.search(word):
             tokens.extend(_cjk_tokens(word))
             continue
@@ -106,6 +111,8 @@ def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
             continue
         if len(word) == 1 and word.isascii() and not word.isdigit():
             continue
+        if correct is not None:
+            word = correct(word) or word
         tokens.append(stem(word))
     return tokens
 

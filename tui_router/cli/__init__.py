@@ -11,10 +11,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import UserError
-from . import catalog_cmd, locate_cmd, route_cmd
+from . import catalog_cmd, console_cmd, eval_cmd, locate_cmd, route_cmd, server_cmd
 
 # Modules that add subcommands. Each has register(subparsers) -> None.
-COMMAND_MODULES = [route_cmd, catalog_cmd, locate_cmd]
+COMMAND_MODULES = [route_cmd, catalog_cmd, locate_cmd, server_cmd, eval_cmd, console_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,11 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _default_handler(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    def show_help(_: argparse.Namespace) -> int:
-        parser.print_help()
-        return 0
-
-    return show_help
+    return console_cmd.run_console  # no subcommand: open the console
 
 
 if __name__ == "__main__":

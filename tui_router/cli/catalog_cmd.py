@@ -11,6 +11,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     validate = csub.add_parser("validate", help="check a catalog file and list every problem", description="Check a catalog file; exit 2 listing every problem.")
     validate.add_argument("path", help="catalog file or bundled catalog name")
     validate.set_defaults(handler=run_validate)
+    from . import mcp_cmd
+
+    mcp_cmd.register(csub)
 
 
 def run_validate(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
     parser.add_argument("--catalog", metavar="PATH", default=argparse.SUPPRESS, help="catalog file or bundled name")
     parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="local | bm25 | systemone | semantic")
+    parser.add_argument("--base-url", metavar="URL", default=argparse.SUPPRESS, help="System One server, e.g. http://127.0.0.1:8787/v1 (overrides [systemone] base_url)")
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -32,4 +33,12 @@ def config_from_args(args: argparse.Namespace) -> Config:
         if args.backend not in BACKENDS:
             raise ConfigError(f"unknown backend '{args.backend}'{did_you_mean(args.backend, BACKENDS)}; use one of {', '.join(BACKENDS)}")
         updates["backend"] = args.backend
+    if getattr(args, "base_url", None):
+        from ..config import SystemOneConfig
+        from ..errors import ConfigError
+
+        try:  # validated like the config value
+            updates["systemone"] = SystemOneConfig.model_validate(config.systemone.model_dump() | {"base_url": args.base_url})
+        except ValueError:
+            raise ConfigError(f"--base-url {args.base_url!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8787/v1)") from None
     return config.model_copy(update=updates) if updates else config

@@ -59,6 +59,18 @@ class DecisionBackend(ABC):
     async def aclose(self) -> None:
         return None
 
+    def suggest_candidates(self, message: str, holdout: str | None = None) -> list[str]:
+        """Tool ids this backend knows fit `message` beyond BM25's candidates (e.g. from exemplars)."""
+        return []
+
+    def option_limit(self) -> int:
+        """The most options one question may carry; more and the router asks in two stages."""
+        return self.max_options
+
+    async def aoption_limit(self) -> int:
+        # A remote backend may have to ask its server first (the server profile).
+        return self.option_limit()
+
     def close(self) -> None:
         try:
             asyncio.get_running_loop()
@@ -104,6 +116,9 @@ def check_answer(answer: Answer, options: list[str]) -> str:
     total = sum(probs.values())
     if abs(total - 1.0) > 0.01:
         return f"probabilities sum to {total:.4f}, not 1"
+    reported = answer.reported_confidence
+    if reported is not None and not (math.isfinite(reported) and 0.0 <= reported <= 1.0):
+        return f"the reported confidence {reported} is outside [0, 1]"
     top = max(probs.values())
     if probs[answer.choice] < top - 1e-9:
         best = max(probs, key=lambda k: probs[k])

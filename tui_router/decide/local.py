@@ -22,13 +22,18 @@ import math
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ..catalog import Catalog, Tool
 from ..config import Config
 from ..retrieve import Retriever
-from ..textnorm import fold, tokenize
+from ..lexicon import analyze, concept_sources, llm_native_cues
+from ..textnorm import STOPWORDS, tokenize
+from ..textnorm import fold
 from .base import Answer, DecisionBackend, Question, argmax, softmax
 
 MODEL_NAME = "local-lexical-1"
@@ -40,11 +45,19 @@ W_TITLE = 0.8
 W_WHEN = 0.8
 W_EXAMPLE = 0.45
 W_CATEGORY = 0.4
+W_EXAMPLE_SINGLETON = 0.2  # a word seen in one example only is usually an argument (a name, a date)
+W_PHRASE_PART = 0.6  # a word of a multi-word keyword ("doesn't work") is not the keyword
+CONCEPT_FACTOR = 0.6  # a synonym match says less than the word itself
 
-DEFAULT_TEMPERATURE = 0.3
-DEFAULT_NONE_MARGIN = 0.75
+DEFAULT_TEMPERATURE = 0.45
+DEFAULT_NONE_MARGIN = 0.7
 EXEMPLAR_WEIGHT = 1.6
 INJECTION_BOOST = 3.0
+SUGGEST_MIN_SIMILARITY = 0.3
+SUGGEST_MAX = 3
+LLM_CUE_WEIGHT = 0.6
+TOOL_TEMPERATURE_RATIO = 0.3  # tool-vs-tool is sharper than tool-vs-none
+NONE_TEMPERATURE_RATIO = 0.5
 
 _INJECTION = re.compile(
     r"ignore (?:all |any |the |your )?(?:previous|prior|above|earlier|preceding)"
@@ -69,22 +82,28 @@ class _Profile:
 
     def add(self, tokens: list[str], weight: float) -> None:
         for token in tokens:
-            if weight > self.weights.get(token, 0.0):
-                self.weights[token] = weight
+            w = weight * CONCEPT_FACTOR if token.startswith("~") else weight
+            if w > self.weights.get(token, 0.0):
+                self.weights[token] = w
 
 
 def _profile(tool: Tool) -> _Profile:
     profile = _Profile()
-    profile.add(tokenize(tool.id), W_ID)
+    profile.add(analyze(tool.id), W_ID)
     for keyword in tool.keywords:
-        profile.add(tokenize(keyword), W_KEYWORD)
+        tokens = analyze(keyword)
+        words_in_keyword = len([t for t in tokens if not t.startswith("~")])
+        profile.add(tokens, W_KEYWORD if words_in_keyword <= 1 else W_KEYWORD * W_PHRASE_PART)
     if tool.title:
-        profile.add(tokenize(tool.title), W_TITLE)
-    profile.add(tokenize(tool.when_to_use), W_WHEN)
+        profile.add(analyze(tool.title), W_TITLE)
+    profile.add(analyze(tool.when_to_use), W_WHEN)
+    seen: Counter[str] = Counter()
     for example in tool.examples:
-        profile.add(tokenize(example), W_EXAMPLE)
+        seen.update(set(analyze(example)))
+    profile.add([t for t, c in seen.items() if c > 1], W_EXAMPLE)
+    profile.add([t for t, c in seen.items() if c == 1], W_EXAMPLE_SINGLETON)
     if tool.category:
-        profile.add(tokenize(tool.category), W_CATEGORY)
+        profile.add(analyze(tool.category), W_CATEGORY)
     return profile
 
 
@@ -93,6 +112,50 @@ class Exemplar:
     label: str
     key: str  # normalised message, to leave a case out of its own evidence
     tokens: frozenset[str]
+
+
+@dataclass
+class _ExemplarIndex:
+    """Postings (token -> exemplar positions), idf mass and label code per exemplar, kept in step
+    with the exemplar list; numpy views of them are rebuilt after a change."""
+
+    postings: dict[str, list[int]] = field(default_factory=dict)
+    mass: list[float] = field(default_factory=list)
+    by_key: dict[str, list[int]] = field(default_factory=dict)
+    label_codes: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    views: tuple[dict[str, np.ndarray], np.ndarray, np.ndarray] | None = None
+
+    def sync(self, exemplars: list[Exemplar], idf: Callable[[str], float]) -> None:
+        if len(self.mass) > len(exemplars):  # the list was replaced or shortened: start again
+            self.postings.clear()
+            self.mass.clear()
+            self.by_key.clear()
+            self.label_codes.clear()
+            self.labels.clear()
+        if len(self.mass) == len(exemplars):
+            return
+        code_of = {label: code for code, label in enumerate(self.labels)}
+        for i in range(len(self.mass), len(exemplars)):
+            ex = exemplars[i]
+            for token in ex.tokens:
+                self.postings.setdefault(token, []).append(i)
+            self.mass.append(sum(idf(t) for t in ex.tokens))
+            self.by_key.setdefault(ex.key, []).append(i)
+            if ex.label not in code_of:
+                code_of[ex.label] = len(self.labels)
+                self.labels.append(ex.label)
+            self.label_codes.append(code_of[ex.label])
+        self.views = None
+
+    def arrays(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        if self.views is None:
+            self.views = (
+                {t: np.asarray(p, dtype=np.intp) for t, p in self.postings.items()},
+                np.asarray(self.mass, dtype=float),
+                np.asarray(self.label_codes, dtype=np.intp),
+            )
+        return self.views
 
 
 def normalise_message(message: str) -> str:
@@ -124,8 +187,10 @@ class LocalBackend(DecisionBackend):
         self._idf_scale = math.log(n + 1.0)
         # idf in units of the rarest possible word, so evidence means "rare matches" on any catalog size
         self.idf = {t: max(math.log((n + 1.0) / (c + 0.5)), 0.05) / self._idf_scale for t, c in df.items()}
+        self._vocabulary = frozenset(df)
         self.exemplars: list[Exemplar] = []
         self._exemplar_idf: dict[str, float] = {}
+        self._exemplar_index = _ExemplarIndex()
         for label, message in exemplars or []:
             self.add_exemplar(label, message)
 
@@ -133,7 +198,7 @@ class LocalBackend(DecisionBackend):
     def add_exemplar(self, label: str, message: str) -> None:
         if label not in self.catalog and label != self.catalog.none_option:
             return
-        tokens = frozenset(tokenize(message))
+        tokens = frozenset(analyze(message))
         if tokens:
             self.exemplars.append(Exemplar(label, normalise_message(message), tokens))
 
@@ -152,14 +217,19 @@ class LocalBackend(DecisionBackend):
     def _word_idf(self, token: str) -> float:
         return self.idf.get(token, 1.0)
 
-    def _terms(self, message: str) -> list[str]:
+    def _terms(self, message: str) -> tuple[list[str], dict[str, set[str]]]:
+        """Distinct words (typos corrected when a retriever is shared) and concept -> trigger words."""
         if self.retriever is not None:
-            return list(dict.fromkeys(self.retriever.query_terms(message)))
-        return list(dict.fromkeys(tokenize(message)))
+            tokens = self.retriever.message_tokens(message)
+        else:
+            tokens = tokenize(message, keep_stopwords=True)
+        words = list(dict.fromkeys(t for t in tokens if t not in STOPWORDS))
+        return words, concept_sources(message, tokens)
 
     def evidence(self, message: str, options: list[str], holdout: str | None = None) -> dict[str, float]:
         """Evidence (in rare-word units) for each option id; the none option included."""
-        terms = self._terms(message)
+        words, sources = self._terms(message)
+        terms = words + list(sources)
         none_option = self.catalog.none_option
         total_mass = sum(self._word_idf(t) for t in terms) or 1.0
         known_mass = sum(self.idf.get(t, 0.0) for t in terms)
@@ -171,8 +241,14 @@ class LocalBackend(DecisionBackend):
             profile = self.profiles.get(option)
             if profile is None:
                 profile = _Profile()
-                profile.add(tokenize(option), W_ID)
-            matched = sum(self.idf.get(t, 0.0) * profile.weights[t] for t in terms if t in profile.weights)
+                profile.add(analyze(option), W_ID)
+            weights = profile.weights
+            matched = sum(self.idf.get(t, 0.0) * weights[t] for t in words if t in weights)
+            # a synonym adds only what the words that triggered it did not already earn
+            for concept, trigger in sources.items():
+                if concept in weights:
+                    literal = sum(self.idf.get(w, 0.0) * weights[w] for w in trigger if w in weights)
+                    matched += max(0.0, self.idf.get(concept, 0.0) * weights[concept] - literal)
             explained = matched / total_mass
             # A long message with one accidental match is weak evidence: discount by how much of the
             # message's catalog vocabulary this option explains.
@@ -182,8 +258,21 @@ class LocalBackend(DecisionBackend):
         none_score = self.none_margin + EXEMPLAR_WEIGHT * exemplar.get(none_option, 0.0)
         if injection_shaped(message):
             none_score += INJECTION_BOOST
+        none_score += LLM_CUE_WEIGHT * min(llm_native_cues(message, self._vocabulary), 2)
         evidence[none_option] = none_score
         return evidence
+
+    def suggest_candidates(self, message: str, holdout: str | None = None) -> list[str]:
+        """Tools whose labelled exemplars resemble the message: retrieval recall from learning."""
+        if not self.exemplars:
+            return []
+        words, sources = self._terms(message)
+        scores = self._exemplar_scores(words + list(sources), holdout)
+        ranked = sorted(
+            (label for label, sim in scores.items() if sim >= SUGGEST_MIN_SIMILARITY and label in self.catalog),
+            key=lambda label: -scores[label],
+        )
+        return ranked[:SUGGEST_MAX]
 
     def _exemplar_scores(self, terms: list[str], holdout: str | None) -> dict[str, float]:
         if not self.exemplars or not terms:
@@ -191,19 +280,44 @@ class LocalBackend(DecisionBackend):
         skip = normalise_message(holdout) if holdout else None
         query = set(terms)
         qmass = sum(self._word_idf(t) for t in query)
-        best: dict[str, float] = {}
-        for ex in self.exemplars:
-            if ex.key == skip:
-                continue
-            common = query & ex.tokens
-            if not common:
-                continue
-            inter = sum(self._word_idf(t) for t in common)
-            emass = sum(self._word_idf(t) for t in ex.tokens)
-            sim = inter / math.sqrt(qmass * emass)  # idf-weighted cosine of word sets
-            if sim > best.get(ex.label, 0.0):
-                best[ex.label] = sim
-        return best
+        index = self._exemplar_index
+        index.sync(self.exemplars, self._word_idf)
+        postings, mass, codes = index.arrays()
+        # Only exemplars sharing a word with the query can score: sum the query words' idf over
+        # their postings (an inverted index, in numpy), so leave-one-out over thousands of labelled
+        # turns stays fast. Same sums, in the same order, as walking every exemplar.
+        hits = [(postings[t], self._word_idf(t)) for t in query if t in postings]
+        if not hits:
+            return {}
+        positions = np.concatenate([p for p, _ in hits])
+        weights = np.concatenate([np.full(len(p), w) for p, w in hits])
+        shared = np.bincount(positions, weights=weights, minlength=len(mass))
+        if skip is not None:
+            shared[index.by_key.get(skip, [])] = 0.0
+        scoring = np.flatnonzero(shared)
+        sims = shared[scoring] / np.sqrt(qmass * mass[scoring])  # idf-weighted cosine of word sets
+        best = np.zeros(len(index.labels))
+        np.maximum.at(best, codes[scoring], sims)
+        return {label: value for label, value in zip(index.labels, best.tolist(), strict=True) if value > 0.0}
+
+    def distribution(self, evidence: dict[str, float], options: list[str], none_option: str) -> dict[str, float]:
+        """Two steps: is any tool wanted (pooled tool evidence vs the none evidence), then which.
+
+        Pooling matters: five e-mail tools that each match "email" a little are together strong
+        evidence that an e-mail tool is wanted, even when none of them alone beats the none level.
+        """
+        tools = [o for o in options if o != none_option]
+        if not tools:
+            return {none_option: 1.0}
+        t = self.temperature
+        peak = max(evidence[o] for o in tools)
+        pooled = peak + t * math.log(sum(math.exp((evidence[o] - peak) / t) for o in tools))
+        gap = (evidence[none_option] - pooled) / (t * NONE_TEMPERATURE_RATIO)
+        p_none = 1.0 / (1.0 + math.exp(-max(min(gap, 50.0), -50.0)))
+        within = softmax({o: evidence[o] for o in tools}, t * TOOL_TEMPERATURE_RATIO)
+        probabilities = {o: (1.0 - p_none) * within[o] for o in tools}
+        probabilities[none_option] = p_none
+        return {o: probabilities[o] for o in options}
 
     def decide(self, question: Question) -> Answer:
         start = time.perf_counter()
@@ -211,8 +325,9 @@ class LocalBackend(DecisionBackend):
         evidence = self.evidence(question.message, options, question.holdout)
         if question.none_option not in evidence:
             evidence[question.none_option] = self.none_margin
-        logits = {o: evidence.get(o, 0.0) for o in options}
-        probabilities = softmax(logits, self.temperature)
+        for option in options:
+            evidence.setdefault(option, 0.0)
+        probabilities = self.distribution(evidence, options, question.none_option)
         choice = argmax(probabilities, options)
         top = probabilities[choice]
         n = len(options)

@@ -1,0 +1,145 @@
+"""Console timings: start-up to first frame, and route + render of one turn with the local backend.
+
+    python benchmarks/bench_console.py [--runs 5] [--turns 3]
+
+Start-up: a fresh interpreter per run (what a person waits for after typing `tui-router`): the time
+from spawning the process to the first painted frame of the headless app, and to the moment the
+catalog, retrieval index and backend are loaded (a worker, after the first frame). Goal: first
+frame <= 1.5 s.
+
+Turn: in one running app (120x40, router loaded), each message of sessions/demo-bench.toml is
+submitted as the Enter key would (TurnSubmitted); the clock stops after the DecisionReady handler
+has updated every pane and the next frame was painted (call_after_refresh). Goal: p50 <= 50 ms.
+"""
+
+from __future__ import annotations
+
+import time
+
+_CHILD_START = time.time()
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child() -> None:
+    """Run the real app headless; print when the first frame is painted and when the router is ready."""
+    from tui_router.app.app import RouterConsole
+    from tui_router.config import Config
+
+    marks: dict[str, float] = {}
+
+    # Textual calls the handler of every class in the MRO: these run besides the app's own.
+    class Timed(RouterConsole):
+        def on_mount(self) -> None:
+            self.call_after_refresh(lambda: marks.setdefault("first_frame", time.time()))
+
+        def on_router_ready(self, message) -> None:
+            def done() -> None:
+                marks["router_ready"] = time.time()
+                self.exit()
+
+            self.call_after_refresh(done)
+
+    sessions = tempfile.mkdtemp(prefix="bench-console-")
+    Timed(Config(sessions_dir=sessions)).run(headless=True, size=(120, 40))
+    print(json.dumps({"start": _CHILD_START, **marks}))
+
+
+def startup(runs: int) -> dict[str, float]:
+    frames, readies, interps = [], [], []
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    for _ in range(runs):
+        spawned = time.time()
+        out = subprocess.run([sys.executable, __file__, "--child"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+        line = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+        if not line:
+            raise SystemExit(f"child failed: {out.stderr[-2000:]}")
+        marks = json.loads(line[-1])
+        frames.append(marks["first_frame"] - spawned)
+        readies.append(marks["router_ready"] - spawned)
+        interps.append(marks["start"] - spawned)
+    return {
+        "first_frame_p50_s": statistics.median(frames),
+        "first_frame_max_s": max(frames),
+        "router_ready_p50_s": statistics.median(readies),
+        "interpreter_p50_s": statistics.median(interps),
+    }
+
+
+async def turns(passes: int) -> dict[str, float]:
+    from tui_router.app.app import RouterConsole
+    from tui_router.app.messages import TurnSubmitted
+    from tui_router.config import Config
+    from tui_router.resources import bundled_session
+    from tui_router.route import build_router
+    from tui_router.session import load_session
+
+    messages = [t.message for t in load_session(bundled_session("demo-bench")).turns]
+    config = Config(sessions_dir=tempfile.mkdtemp(prefix="bench-console-"))
+    router = build_router(config)
+    timings: list[float] = []
+    route_only: list[float] = []
+    painted = asyncio.Event()
+
+    class Timed(RouterConsole):  # runs besides RouterConsole.on_decision_ready (Textual calls both)
+        def on_decision_ready(self, message) -> None:
+            self.call_after_refresh(painted.set)
+
+    app = Timed(config, router=router)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        for _ in range(passes):
+            for message in messages:
+                painted.clear()
+                started = time.perf_counter()
+                app.post_message(TurnSubmitted(message))
+                await asyncio.wait_for(painted.wait(), 10)
+                timings.append((time.perf_counter() - started) * 1000)
+                while app.screen is not app.screen_stack[0]:  # a confirm dialog: decide later
+                    app.pop_screen()
+                    await pilot.pause()
+        await app.workers.wait_for_complete()
+    for _ in range(passes):
+        for message in messages:
+            started = time.perf_counter()
+            router.route(message)
+            route_only.append((time.perf_counter() - started) * 1000)
+    q = statistics.quantiles(timings, n=20)
+    return {
+        "turns": len(timings),
+        "route_render_p50_ms": statistics.median(timings),
+        "route_render_p95_ms": q[18],
+        "route_only_p50_ms": statistics.median(route_only),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes for the start-up figure")
+    parser.add_argument("--turns", type=int, default=3, help="passes over the 30 demo-bench messages")
+    args = parser.parse_args()
+    if args.child:
+        child()
+        return
+    up = startup(args.runs)
+    print(f"start-up to first frame   p50 {up['first_frame_p50_s']:.2f} s  max {up['first_frame_max_s']:.2f} s  (goal <= 1.5 s; {args.runs} fresh processes)")
+    print(f"  of which interpreter     p50 {up['interpreter_p50_s']:.2f} s")
+    print(f"catalog + index + backend p50 {up['router_ready_p50_s']:.2f} s after spawn (in a worker, after the first frame)")
+    tt = asyncio.run(turns(args.turns))
+    print(f"route + render one turn   p50 {tt['route_render_p50_ms']:.1f} ms  p95 {tt['route_render_p95_ms']:.1f} ms  (goal p50 <= 50 ms; {tt['turns']} turns, local backend, 120x40)")
+    print(f"  of which routing alone   p50 {tt['route_only_p50_ms']:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

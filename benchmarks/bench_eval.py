@@ -1,0 +1,82 @@
+"""Time `tui-router eval` on the 1,759 MetaTool dev cases (199 tools) with the local backend.
+
+Each run is the whole eval in-process: load the catalog and the cases, build the router, teach the
+local backend every case (leave-one-out), route every labelled turn afresh, compute every metric.
+Runs are sequential; the median is the figure quoted in the README.
+
+    /work/venv/bin/python benchmarks/bench_eval.py                 # 3 runs, local backend
+    /work/venv/bin/python benchmarks/bench_eval.py --runs 5 --backend bm25
+    /work/venv/bin/python benchmarks/bench_eval.py --cases sessions/demo-bench.toml --catalog demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+METATOOL = ROOT.parent / "shared" / "data" / "metatool"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default=str(METATOOL / "cases-dev.toml"))
+    parser.add_argument("--catalog", default=str(METATOOL / "catalog.toml"))
+    parser.add_argument("--backend", default="local")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-learn", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT))
+    from tui_router.catalog import load_catalog
+    from tui_router.config import Config
+    from tui_router.evaluate import run_eval
+
+    if not Path(args.cases).exists():
+        print(f"bench_eval: {args.cases} not found (the MetaTool data lives in ../shared/data/metatool)", file=sys.stderr)
+        return 2
+    times: list[float] = []
+    report = None
+    for _ in range(max(1, args.runs)):
+        start = time.perf_counter()
+        catalog = load_catalog(args.catalog)
+        report = run_eval([args.cases], Config(), catalog=catalog, backend=args.backend, learn=not args.no_learn)
+        times.append(time.perf_counter() - start)
+    assert report is not None
+    result = {
+        "cases": Path(args.cases).name,
+        "turns": report.n,
+        "catalog_options": report.options,
+        "backend": report.backend,
+        "model": report.model,
+        "learning": report.learning,
+        "runs": len(times),
+        "seconds": [round(t, 2) for t in times],
+        "median_seconds": round(statistics.median(times), 2),
+        "turns_per_second": round(report.n / statistics.median(times), 1),
+        "route_p50_ms": round(report.latency_ms["p50"] or 0.0, 2),
+        "route_p95_ms": round(report.latency_ms["p95"] or 0.0, 2),
+        "top1": report.overall.top1.value,
+        "cpus": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"eval of {result['turns']} turns ({result['cases']}, {result['catalog_options']} options) with "
+            f"{result['backend']}: median {result['median_seconds']} s over {result['runs']} runs {result['seconds']}; "
+            f"{result['turns_per_second']} turns/s; route p50 {result['route_p50_ms']} ms, p95 {result['route_p95_ms']} ms; "
+            f"load average {result['load_average_1m']} on {result['cpus']} cpus"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Shared pytest fixtures. Each feature appends its own section."""
+
+from __future__ import annotations
+
+import pytest
+
+# --- System One servers (issue 4): real subprocesses on loopback ports, started once per session ---
+
+
+@pytest.fixture(scope="session")
+def jev_mocks():
+    """jev_mocks.url(*faults, key=None) -> base_url of a `jevcompat mock` with those faults."""
+    from servers.processes import MockPool
+
+    pool = MockPool()
+    yield pool
+    pool.stop()
+
+
+@pytest.fixture(scope="session")
+def sparrow_url():
+    """base_url of `sparrow-decider serve` (a small real decision model)."""
+    from servers.processes import start_sparrow
+
+    server = start_sparrow()
+    yield server.base_url
+    server.stop()
+
+
+@pytest.fixture()
+def profile_cache(tmp_path, monkeypatch):
+    """Server profiles cached under a temporary XDG_CACHE_HOME, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "tui-router" / "profiles"

@@ -1,0 +1,116 @@
+"""`tui-router` (the console) and `tui-router open FILE` as a person runs them: real processes."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from app_harness import write_catalog
+
+# the console script's entry point, without depending on where the venv put the script
+CLI = [sys.executable, "-c", "import sys; from tui_router.cli import main; sys.exit(main())"]
+
+
+def run(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=60, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+
+
+def test_open_a_corrupt_file_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
+    corrupt = tmp_path / "broken.toml"
+    original = b'[session]\nid = "x"\n[[turns]\nmessage = "half'
+    corrupt.write_bytes(original)
+    result = run("open", str(corrupt), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"tui-router: {corrupt}: corrupt session file, not valid TOML")
+    assert "left untouched" in lines[0]
+    assert "Traceback" not in result.stderr
+    assert corrupt.read_bytes() == original
+
+
+def test_open_a_missing_file(tmp_path: Path) -> None:
+    result = run("open", "nope.toml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "tui-router: nope.toml: session file not found"
+
+
+def test_a_missing_catalog_fails_before_the_console_opens(tmp_path: Path) -> None:
+    result = run("--catalog", "no-such-catalog", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no-such-catalog" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_without_a_terminal_the_console_says_so(tmp_path: Path) -> None:
+    result = run(cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "tui-router: the console needs an interactive terminal; for scripts use `tui-router route`, `eval` or `replay --headless`"
+    )
+
+
+def test_the_cli_and_core_never_import_textual(tmp_path: Path) -> None:
+    code = (
+        "import sys, tui_router.cli, tui_router.fallback, tui_router.app, tui_router.app.format, tui_router.app.view;"
+        "tui_router.cli.build_parser();"
+        "print('textual' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_the_console_runs_in_a_real_terminal_and_quits_with_ctrl_q(tmp_path: Path) -> None:
+    """A pseudo-terminal at 80x24: the four panes are drawn, a message is routed and autosaved."""
+    catalog = write_catalog(tmp_path)
+    (tmp_path / "tui-router.toml").write_text(f'catalog = "{catalog}"\nsessions_dir = "sessions"\n', encoding="utf-8")
+    pid, fd = pty.fork()
+    if pid == 0:  # child: the console, exactly as a person starts it
+        os.chdir(tmp_path)
+        os.environ.update({"TERM": "xterm-256color", "COLUMNS": "80", "LINES": "24", "TUI_ROUTER_CONFIG": ""})
+        os.execv(sys.executable, [*CLI])
+    import fcntl
+    import struct
+    import termios
+
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float = 30.0) -> bool:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    return marker in seen
+            if marker in seen:
+                return True
+        return False
+
+    try:
+        assert read_until(b"Decision log"), seen[-2000:]
+        assert b"Candidates" in seen and b"Distribution" in seen
+        assert read_until(b"local-lexical"), "the router never loaded"
+        os.write(fd, b"show my calendar agenda for monday\r")
+        assert read_until(b"list_events")
+        os.write(fd, b"\x11")  # ctrl+q
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
+    files = list((tmp_path / "sessions").glob("*.toml"))
+    assert len(files) == 1
+    assert "show my calendar agenda for monday" in files[0].read_text(encoding="utf-8")

@@ -1,0 +1,41 @@
+"""The Textual console. Textual is imported only inside this package, and only when a console opens.
+
+`run_console` and `run_replay` are the entry points the CLI calls; everything else the console
+shows comes from the plain core (route, session, evaluate, fallback).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+
+def run_console(config: Config, session_path: str | Path | None = None) -> int:
+    """Open the console on a new session, or continue the session in `session_path`.
+
+    A session file that cannot be read raises SessionError before anything is drawn (the file is
+    left untouched).
+    """
+    from ..session import load_session
+
+    session = load_session(session_path) if session_path else None
+    from .app import RouterConsole
+
+    app = RouterConsole(config, session=session)
+    app.run()
+    return app.return_code or 0
+
+
+def run_replay(config: Config, session_path: str | Path) -> int:
+    """Open the console in replay mode: every turn of the session re-routed with the current setup."""
+    from ..session import load_session
+
+    session = load_session(session_path)
+    from .app import RouterConsole
+
+    app = RouterConsole(config, replay=session)
+    app.run()
+    return app.return_code or 0

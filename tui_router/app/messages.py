@@ -1,0 +1,92 @@
+"""The turn as messages, named as facts. Workers post them; handlers on the app own the state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from ..fallback import FallbackResult
+    from ..route import Decision, Router
+
+
+class RouterReady(Message):
+    """The catalog, retrieval index and backend are loaded."""
+
+    def __init__(self, router: Router) -> None:
+        super().__init__()
+        self.router = router
+
+
+class TurnSubmitted(Message):
+    """The operator sent a message to be routed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+
+class DecisionReady(Message):
+    """The router decided a turn."""
+
+    def __init__(self, index: int, decision: Decision) -> None:
+        super().__init__()
+        self.index = index
+        self.decision = decision
+
+
+class OutcomeRecorded(Message):
+    """The operator approved, declined or re-routed a turn (rerouted_to names the new option)."""
+
+    def __init__(self, index: int, outcome: str, rerouted_to: str | None = None) -> None:
+        super().__init__()
+        self.index = index
+        self.outcome = outcome
+        self.rerouted_to = rerouted_to
+
+
+class LabelChanged(Message):
+    """A turn got a label (None: the label was cleared)."""
+
+    def __init__(self, index: int, label: str | None) -> None:
+        super().__init__()
+        self.index = index
+        self.label = label
+
+
+class FallbackFinished(Message):
+    """The fallback command ran for a turn (successfully or not)."""
+
+    def __init__(self, index: int, result: FallbackResult) -> None:
+        super().__init__()
+        self.index = index
+        self.result = result
+
+
+class SessionSaved(Message):
+    """The session file was written (seq orders writes: only the newest counts)."""
+
+    def __init__(self, path: Path, seq: int) -> None:
+        super().__init__()
+        self.path = path
+        self.seq = seq
+
+
+class ReplayRowReady(Message):
+    """One recorded turn was re-routed in replay mode."""
+
+    def __init__(self, position: int, row: Any, decision: Decision) -> None:
+        super().__init__()
+        self.position = position
+        self.row = row
+        self.decision = decision
+
+
+class ReplayFinished(Message):
+    """Every turn of the replayed session was re-routed."""
+
+    def __init__(self, report: Any) -> None:
+        super().__init__()
+        self.report = report

@@ -1,0 +1,1 @@
+"""Modal screens (confirm, option picker, prompts, help) and the replay screen."""

@@ -1,0 +1,127 @@
+"""The medium-band confirm dialog, after Posting's ConfirmationModal: y/n bound, Approve focused,
+the result delivered to a callback. `c` re-routes through the option picker; escape decides later."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from ..format import fmt_prob, shorten
+from ..view import BAND_STYLE, RISK_STYLE
+from .picker import OptionPicker, PickerItem
+
+# (outcome, rerouted_to): ("approved", None) | ("declined", None) | ("rerouted", "send_sms")
+ConfirmResult = tuple[str, str | None]
+
+
+@dataclass
+class ConfirmRequest:
+    index: int
+    message: str
+    choice: str
+    when_to_use: str
+    risk: str
+    confidence: float | None
+    band: str
+    high: float | None
+    medium: float | None
+    next_options: list[tuple[str, float]]
+    picker_items: list[PickerItem]
+    reason: str = ""  # why a person is asked (medium band, or a risk that never auto-executes)
+
+
+class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
+    BINDINGS = [
+        Binding("y", "approve", "Approve", id="confirm.approve", tooltip="Approve the proposed tool"),
+        Binding("n", "decline", "Decline", id="confirm.decline", tooltip="Decline: no tool runs"),
+        Binding("c", "choose", "Choose another", id="confirm.choose", tooltip="Re-route to another option"),
+        Binding("escape", "later", "Later", id="confirm.later", tooltip="Close; the turn stays pending (Enter on its row reopens this)"),
+        Binding("left,h", "app.focus_previous", "Previous", show=False),
+        Binding("right,l", "app.focus_next", "Next", show=False),
+    ]
+
+    def __init__(self, request: ConfirmRequest) -> None:
+        super().__init__(id="confirm-modal")
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        r = self.request
+        band_style = BAND_STYLE.get(r.band, "bold")
+        with Vertical(id="confirm-dialog") as dialog:
+            dialog.border_title = f"Confirm turn {r.index + 1}"
+            with VerticalScroll(id="confirm-message-scroll"):
+                yield Static(Content(shorten(r.message, 600)), id="confirm-message")
+            yield Static(
+                Content.assemble(
+                    ("proposed ", "$text-muted"),
+                    (r.choice, "bold"),
+                    "  ",
+                    (r.risk, RISK_STYLE.get(r.risk, "")),
+                    "\n",
+                    (r.when_to_use, "italic"),
+                ),
+                id="confirm-tool",
+            )
+            thresholds = f" (high ≥ {r.high:g}, medium ≥ {r.medium:g})" if r.high is not None and r.medium is not None else ""
+            next_parts: list[str | tuple[str, str]] = [("next  ", "$text-muted")]
+            for i, (option, p) in enumerate(r.next_options):
+                if i:
+                    next_parts.append(("  ·  ", "$text-muted"))
+                next_parts += [option, (f" {p:.2f}", "$text-muted")]
+            if not r.next_options:
+                next_parts.append(("no other option", "$text-muted"))
+            yield Static(
+                Content.assemble(
+                    ("confidence ", "$text-muted"),
+                    (fmt_prob(r.confidence), band_style),
+                    "  ",
+                    (r.band, band_style),
+                    (thresholds, "$text-muted"),
+                    "\n",
+                    *next_parts,
+                ),
+                id="confirm-numbers",
+            )
+            if r.reason:
+                yield Static(Content.styled(r.reason, "italic $text-muted"), id="confirm-reason")
+            with Horizontal(id="confirm-buttons"):
+                yield Button(Content("Approve (y)"), variant="success", id="approve")
+                yield Button(Content("Decline (n)"), variant="error", id="decline")
+                yield Button(Content("Choose another (c)"), variant="default", id="choose")
+            yield Static(Content.styled("esc: decide later (the turn stays pending)", "$text-muted"), id="confirm-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#approve", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        {"approve": self.action_approve, "decline": self.action_decline, "choose": self.action_choose}[event.button.id or "approve"]()
+
+    def action_approve(self) -> None:
+        self.dismiss(("approved", None))
+
+    def action_decline(self) -> None:
+        self.dismiss(("declined", None))
+
+    def action_later(self) -> None:
+        self.dismiss(None)
+
+    def action_choose(self) -> None:
+        r = self.request
+        picker = OptionPicker(f"Re-route turn {r.index + 1} to", r.picker_items, preselect=r.next_options[0][0] if r.next_options else None)
+
+        def picked(option: str | None) -> None:
+            if option is None:
+                return  # back to the dialog
+            if option == r.choice:
+                self.dismiss(("approved", None))
+            else:
+                self.dismiss(("rerouted", option))
+
+        self.app.push_screen(picker, picked)

@@ -1,0 +1,100 @@
+"""`?` / F1: every key, what the bands mean, and where things are saved."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS: list[tuple[str, list[tuple[str, str]]]] = [
+    (
+        "Anywhere",
+        [
+            ("ctrl+p", "command palette: every action, by name (session: …, replay: …, backend: …)"),
+            ("f1 / ?", "this help (? when not typing)"),
+            ("ctrl+s", "save the session under a new name"),
+            ("f2", "show or hide the Catalog pane"),
+            ("tab / shift+tab", "move between panes"),
+            ("q / ctrl+q", "quit (everything is already saved)"),
+        ],
+    ),
+    (
+        "Message box",
+        [
+            ("enter", "route the message (in the background; keep typing)"),
+            ("escape", "go to the Decision log"),
+        ],
+    ),
+    (
+        "Decision log (selected turn)",
+        [
+            ("↑ ↓", "select a turn: Candidates and Distribution follow"),
+            ("a", "label the turn with its choice (or the option it was re-routed to)"),
+            ("l", "pick the label from every option (fuzzy filter)"),
+            ("x", "clear the label"),
+            ("f", "send a fallback-pending turn to the fallback LLM command"),
+            ("c", "cancel the running fallback command"),
+            ("enter", "confirm a turn that is still waiting for approval"),
+            ("i", "back to the message box"),
+        ],
+    ),
+    (
+        "Confirm dialog (medium band)",
+        [
+            ("y", "approve the proposed tool"),
+            ("n", "decline: no tool runs"),
+            ("c", "choose another option (re-route)"),
+            ("escape", "decide later: the turn stays pending"),
+        ],
+    ),
+    (
+        "Replay",
+        [
+            ("r", "re-route every turn again"),
+            ("escape / q", "leave the replay"),
+        ],
+    ),
+]
+
+BANDS = (
+    "Bands: high → execute (a proposal; outbound, payment and permission tools always confirm), "
+    "medium → confirm, low or the none option → fallback pending (f), unresolved (an error or an "
+    "invalid answer) → fallback pending. Confidence is recomputed from the probabilities, so a "
+    "threshold means the same on every backend."
+)
+
+
+def help_content() -> Content:
+    lines: list[Content] = []
+    for title, keys in KEYS:
+        lines.append(Content.styled(title, "bold $text-accent"))
+        width = max(len(k) for k, _ in keys)
+        lines.extend(Content.assemble((f"  {key.ljust(width)}  ", "bold"), what) for key, what in keys)
+        lines.append(Content(""))
+    lines.append(Content(BANDS))
+    lines.append(Content(""))
+    lines.append(
+        Content.styled(
+            "Every turn and every label is saved as it happens to the session file named in the header.",
+            "$text-muted",
+        )
+    )
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape,q,f1,question_mark", "close", "Close", id="help.close", tooltip="Close the help"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-dialog") as dialog:
+            dialog.border_title = "Help"
+            with VerticalScroll():
+                yield Static(help_content(), id="help-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

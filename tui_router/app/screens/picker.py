@@ -1,0 +1,122 @@
+"""The option picker: a fuzzy filter over every option (tools, escalation options, none option).
+
+Used by `l` (label a turn) and by "Choose another" in the confirm dialog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.fuzzy import FuzzySearch
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..view import RISK_STYLE
+
+
+@dataclass(frozen=True)
+class PickerItem:
+    id: str
+    description: str
+    risk: str = ""
+
+
+def rank_items(items: list[PickerItem], query: str) -> list[tuple[PickerItem, tuple[int, ...]]]:
+    """Items matching the query, best first, with the matched offsets in the id.
+
+    Fuzzy over the id (short, so the matcher stays fast); a plain substring of the description
+    also matches, ranked below id matches.
+    """
+    query = query.strip().lower()
+    if not query:
+        return [(item, ()) for item in items]
+    search = FuzzySearch()
+    ranked: list[tuple[float, int, PickerItem, tuple[int, ...]]] = []
+    for order, item in enumerate(items):
+        score, offsets = search.match(query, item.id)
+        if score > 0:
+            ranked.append((1.0 + score, order, item, tuple(offsets)))
+        elif query in item.description.lower():
+            ranked.append((0.5, order, item, ()))
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    return [(item, offsets) for _, _, item, offsets in ranked]
+
+
+def item_prompt(item: PickerItem, offsets: tuple[int, ...]) -> Content:
+    name = Content(item.id)
+    for offset in offsets:
+        name = name.stylize("bold underline $text-accent", offset, offset + 1)
+    return Content.assemble(
+        name,
+        "  ",
+        (item.risk, RISK_STYLE.get(item.risk, "$text-muted")),
+        "\n",
+        (item.description, "$text-muted"),
+    )
+
+
+class OptionPicker(ModalScreen[str | None]):
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="picker.cancel", tooltip="Close without choosing"),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("up", "move(-1)", "Up", show=False),
+    ]
+
+    def __init__(self, title: str, items: list[PickerItem], preselect: str | None = None) -> None:
+        super().__init__(id="picker-modal")
+        self.title_text = title
+        self.items = items
+        self.preselect = preselect
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker-dialog") as dialog:
+            dialog.border_title = Content(self.title_text)
+            yield Input(placeholder="type to filter: fuzzy over ids, words of the description", id="picker-filter")
+            yield OptionList(id="picker-list")
+            yield Static(Content.styled("enter: choose · ↑↓: move · esc: cancel", "$text-muted"), id="picker-hint")
+
+    def on_mount(self) -> None:
+        self._fill("")
+        if self.preselect:
+            options = self.query_one(OptionList)
+            try:
+                options.highlighted = options.get_option_index(self.preselect)
+            except Exception:
+                pass
+        self.query_one("#picker-filter", Input).focus()
+
+    def _fill(self, query: str) -> None:
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options(Option(item_prompt(item, offsets), id=item.id) for item, offsets in rank_items(self.items, query))
+        options.highlighted = 0 if options.option_count else None
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._fill(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        options = self.query_one(OptionList)
+        if options.highlighted is None:
+            self.app.bell()
+            return
+        self.dismiss(options.get_option_at_index(options.highlighted).id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_move(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        if options.option_count:
+            current = options.highlighted if options.highlighted is not None else -step
+            options.highlighted = max(0, min(options.option_count - 1, current + step))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

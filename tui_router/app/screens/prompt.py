@@ -1,0 +1,38 @@
+"""A one-line prompt (save as, open a file, set thresholds): Enter submits, escape cancels."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+
+class PromptModal(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel", tooltip="Close without doing anything")]
+
+    def __init__(self, title: str, value: str = "", hint: str = "", placeholder: str = "") -> None:
+        super().__init__(id="prompt-modal")
+        self.title_text = title
+        self.value = value
+        self.hint = hint
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt-dialog") as dialog:
+            dialog.border_title = Content(self.title_text)
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Static(Content.styled(self.hint or "enter: ok · esc: cancel", "$text-muted"), id="prompt-hint")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        value = event.value.strip()
+        self.dismiss(value or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,233 @@
+"""Replay: every turn of a session re-routed with the current catalog, backend and thresholds.
+
+Each row shows the recorded and the new choice and band; changed rows are marked; the summary line
+counts changes, fixes and breaks against the labels (tui_router.evaluate does the diffing).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker, WorkerState
+
+from ...session import Session
+from ..format import display_path, shorten
+from ..messages import ReplayFinished, ReplayRowReady
+from ..view import BAND_VARIABLE, TurnView
+from ..widgets.candidates import CandidatesView
+from ..widgets.distribution import DistributionView
+
+
+def change_text(row) -> str:
+    marks = []
+    if row.broken:
+        marks.append("broken")
+    elif row.fixed:
+        marks.append("fixed")
+    if row.choice_flipped:
+        marks.append("flip")
+    if row.band_changed:
+        marks.append("band")
+    return " ".join(marks)
+
+
+class ReplayTable(DataTable):
+    COLUMNS = [("n", "#", 3), ("message", "message", 0), ("label", "label", 14), ("recorded", "recorded", 22), ("new", "new", 22), ("change", "change", 12)]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.rows_data: list = []
+        self._built_for = -1
+
+    def widths(self) -> dict[str, int]:
+        width = self.content_region.width or 80
+        compact = width < 100
+        spec = {k: w for k, _, w in self.COLUMNS}
+        if compact:
+            spec.update(label=10, recorded=15, new=15, change=8)
+        fixed = sum(spec.values()) + 2 * len(spec) + 1
+        spec["message"] = max(10, width - fixed)
+        return spec
+
+    def rebuild(self) -> None:
+        row = self.cursor_row
+        self.clear(columns=True)
+        widths = self.widths()
+        self._built_for = self.content_region.width
+        for key, header, _ in self.COLUMNS:
+            self.add_column(header, key=key, width=widths[key])
+        for position, data in enumerate(self.rows_data):
+            self.add_row(*self.cells(data, widths), key=str(position))
+        if self.rows_data:
+            self.move_cursor(row=min(max(row, 0), len(self.rows_data) - 1), animate=False)
+
+    def on_resize(self) -> None:
+        if self.content_region.width != self._built_for:
+            self.rebuild()
+
+    def _colour(self, band: str | None) -> str:
+        return self.app.theme_variables.get(BAND_VARIABLE.get(band or "", ""), "")
+
+    def cells(self, row, widths: dict[str, int]) -> list[Text]:
+        def cell(key: str, value: str, style: str = "") -> Text:
+            return Text(shorten(value, widths[key]), style=style, no_wrap=True, end="")
+
+        recorded = f"{row.recorded_choice or '-'} {row.recorded_band}" if row.recorded_band else "(not recorded)"
+        new = f"{row.new_choice or '-'} {row.new_band}"
+        change = change_text(row)
+        change_style = "bold " + self._colour("unresolved" if row.broken else ("high" if row.fixed else "medium")) if change else ""
+        return [
+            cell("n", str(row.index + 1), "dim"),
+            cell("message", row.message),
+            cell("label", row.label or "", "bold"),
+            cell("recorded", recorded, self._colour(row.recorded_band)),
+            cell("new", new, ("bold " if row.changed else "") + self._colour(row.new_band)),
+            cell("change", change, change_style),
+        ]
+
+    def add(self, row) -> None:
+        self.rows_data.append(row)
+        self.add_row(*self.cells(row, self.widths()), key=str(len(self.rows_data) - 1))
+
+    def reset(self) -> None:
+        self.rows_data = []
+        self.rebuild()
+
+
+class ReplayScreen(Screen[None]):
+    BINDINGS = [
+        Binding("r", "rerun", "Run again", id="replay.rerun", tooltip="Re-route every turn again with the current setup"),
+        Binding("escape,q", "close", "Back", id="replay.close", tooltip="Leave the replay"),
+    ]
+
+    def __init__(self, session: Session, quit_on_close: bool = False) -> None:
+        super().__init__(id="replay-screen")
+        self.session = session
+        self.quit_on_close = quit_on_close
+        self.report = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="replay-status")
+        with Vertical(id="replay-main"):
+            with Horizontal(id="replay-top"):
+                with VerticalScroll(id="replay-candidates-pane", classes="pane") as pane:
+                    pane.border_title = "Candidates"
+                    yield CandidatesView(id="replay-candidates")
+                with VerticalScroll(id="replay-distribution-pane", classes="pane") as pane:
+                    pane.border_title = "Distribution"
+                    yield DistributionView(id="replay-distribution")
+            with Vertical(id="replay-log-pane", classes="pane") as pane:
+                pane.border_title = "Decision log"
+                pane.border_subtitle = "replay"
+                yield Static("", id="replay-summary")
+                yield ReplayTable(id="replay-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._header()
+        self.query_one("#replay-summary", Static).update(Content.styled("Waiting for the router…", "$text-muted"))
+        self.query_one(ReplayTable).focus()
+        self.replay()
+
+    def _header(self) -> None:
+        app = self.app
+        router = getattr(app, "router", None)
+        policy = app.config.policy
+        source = display_path(self.session.path) if self.session.path else self.session.id
+        setup = (
+            f"{router.catalog.name} · {router.backend.name} · {router.backend.model}" if router is not None else f"{app.config.catalog} · {app.config.backend}"
+        )
+        self.query_one("#replay-status", Static).update(
+            Content.assemble(
+                ("replay ", "bold $warning"),
+                source,
+                (f" ({len(self.session.turns)} turns)", "$text-muted"),
+                (" │ now: ", "$text-muted"),
+                setup,
+                (" │ ", "$text-muted"),
+                f"high ≥ {policy.high:g} · medium ≥ {policy.medium:g}",
+            )
+        )
+
+    @work(exclusive=True, exit_on_error=False, group="replay")
+    async def replay(self) -> None:
+        from ...evaluate import replay_report, replay_row
+
+        app = self.app
+        await app._router_ready.wait()
+        router = app.router
+        if router is None:
+            raise RuntimeError(app._router_error or "no router is loaded")
+        rows = []
+        for position, turn in enumerate(self.session.turns):
+            # never use a turn as evidence for itself (the local backend learns from labelled sessions)
+            decision = await router.aroute(turn.message, holdout=turn.message)
+            row = replay_row(position, turn, decision, router.catalog.none_option)
+            rows.append(row)
+            self.post_message(ReplayRowReady(position, row, decision))
+        self.post_message(ReplayFinished(replay_report(rows)))
+
+    def on_replay_row_ready(self, message: ReplayRowReady) -> None:
+        table = self.query_one(ReplayTable)
+        table.add(message.row)
+        total = len(self.session.turns)
+        self.query_one("#replay-summary", Static).update(Content.styled(f"Replaying {message.position + 1}/{total}…", "italic $warning"))
+        if message.position == 0:
+            self.show_row(0)
+
+    def on_replay_finished(self, message: ReplayFinished) -> None:
+        self.report = message.report
+        text = message.report.summary_line()
+        style = "bold $error" if message.report.broken else ("bold $warning" if message.report.changed else "bold $success")
+        self.query_one("#replay-summary", Static).update(Content.styled(text, style))
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "replay" and event.state is WorkerState.ERROR:
+            self.query_one("#replay-summary", Static).update(Content.styled(f"Replay failed: {event.worker.error}", "bold $error"))
+            self.notify(f"Replay failed: {event.worker.error}", severity="error", markup=False)
+
+    @on(DataTable.RowHighlighted, "#replay-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_row(event.cursor_row)
+
+    def show_row(self, position: int) -> None:
+        table = self.query_one(ReplayTable)
+        if not 0 <= position < len(table.rows_data):
+            return
+        row = table.rows_data[position]
+        router = self.app.router
+        view = TurnView(
+            message=row.message,
+            decision=row.decision.to_turn_decision(),
+            label=row.label,
+            acceptable=list(row.acceptable),
+            none_option=router.catalog.none_option if router else "defer_to_llm",
+            formula=row.decision.formula,
+        )
+        self.query_one("#replay-candidates", CandidatesView).show(view, router.catalog if router else None)
+        self.query_one("#replay-distribution", DistributionView).show(view)
+        subtitle = Content(f"turn {position + 1}: new decision")
+        self.query_one("#replay-candidates-pane").border_subtitle = subtitle
+        self.query_one("#replay-distribution-pane").border_subtitle = subtitle
+
+    def on_router_changed(self) -> None:
+        self._header()
+
+    def action_rerun(self) -> None:
+        self.report = None
+        self.query_one(ReplayTable).reset()
+        self._header()
+        self.replay()
+
+    def action_close(self) -> None:
+        if self.quit_on_close:
+            self.app.exit(0)
+        else:
+            self.dismiss(None)

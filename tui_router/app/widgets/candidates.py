@@ -1,0 +1,85 @@
+"""Candidates: the retrieved options with BM25 score and risk; the label and retrieval misses marked."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from ...catalog import Catalog
+from ..format import shorten
+from ..view import RISK_STYLE, TurnView
+
+# Used only when the pane is too narrow for the full risk names (the help screen lists them).
+SHORT_RISK = {"outbound": "out", "permission": "perm", "escalation": "esc", "payment": "pay"}
+
+
+def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int) -> Content:
+    width = max(width, 20)
+    if view is None:
+        return Content.styled("No turn selected.", "$text-muted")
+    if view.routing or view.decision is None:
+        return Content.styled("Retrieving…" if view.routing else "Not routed.", "$text-muted")
+    d = view.decision
+    total = len(catalog.tools) if catalog else None
+    mode = d.retrieval or "bm25"
+    head = f"{mode} · {len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
+    if total is not None:
+        head += f" of {total} options"
+    lines: list[Content] = [Content.styled(head, "$text-muted")]
+    if not d.candidates:
+        lines.append(Content.styled("No candidates: nothing in the catalog matched.", "$text-muted"))
+    longest = max([len(c) for c in d.candidates] + [8])
+    risks = [(catalog.risk_of(c).value if catalog and catalog.risk_of(c) else "?") for c in d.candidates]
+    short_risk = width - 9 - max([len(r) for r in risks] + [4]) < min(longest, 14)
+    risk_width = 5 if short_risk else max([len(r) for r in risks] + [4])
+    id_width = max(6, min(longest, width - 9 - risk_width))
+    for option in d.candidates:
+        score = d.scores.get(option)
+        risk = catalog.risk_of(option) if catalog else None
+        risk_text = risk.value if risk else "?"
+        risk_shown = SHORT_RISK.get(risk_text, risk_text) if short_risk else risk_text
+        labelled = option == view.label
+        acceptable = option in view.acceptable
+        marker = ("◆ ", "bold $success") if labelled else (("◇ ", "$success") if acceptable else ("  ", ""))
+        chosen = option == d.choice
+        lines.append(
+            Content.assemble(
+                marker,
+                (shorten(option, id_width).ljust(id_width), "bold" if chosen else ""),
+                (f" {score:5.2f}" if score is not None else "     -", "$text-muted"),
+                " ",
+                (risk_shown, RISK_STYLE.get(risk_text, "")),
+            )
+        )
+    if view.label:
+        if view.label == view.none_option:
+            lines.append(Content.styled(f"◆ label {view.label} (the none option, always offered)", "$text-muted"))
+        elif view.label in d.candidates:
+            lines.append(Content.styled(f"◆ label {view.label}", "$text-muted"))
+        else:
+            lines.append(
+                Content.assemble(
+                    ("retrieval miss: ", "bold $error"),
+                    (f"the label {view.label} is not among the candidates", "$error"),
+                )
+            )
+    return Content("\n").join(lines)
+
+
+class CandidatesView(Static):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.view: TurnView | None = None
+        self.catalog: Catalog | None = None
+
+    def show(self, view: TurnView | None, catalog: Catalog | None) -> None:
+        self.view = view
+        self.catalog = catalog
+        self._redraw()
+
+    def on_resize(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        width = self.content_region.width or self.size.width or 40
+        self.update(render_candidates(self.view, self.catalog, width))

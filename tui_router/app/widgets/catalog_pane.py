@@ -1,0 +1,137 @@
+"""Catalog: every option grouped by category with its risk, a filter box and the selected tool's detail."""
+
+from __future__ import annotations
+
+import json
+
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ...catalog import NONE_DESCRIPTION, Catalog, Tool
+from ..view import RISK_STYLE
+
+
+def tool_matches(tool: Tool, words: list[str]) -> bool:
+    haystack = " ".join([tool.id, tool.when_to_use, tool.category or "", tool.title or "", *tool.keywords]).lower()
+    return all(word in haystack for word in words)
+
+
+def catalog_options(catalog: Catalog, query: str = "") -> list[Option]:
+    """Category headers (disabled) and tools, escalation options and the none option last."""
+    words = query.lower().split()
+    options: list[Option] = []
+    pad = min(max([len(t.id) for t in catalog.tools] + [len(catalog.none_option)]), 24)
+    groups = catalog.categories()
+    escalation = [t for t in catalog.tools if t.is_escalation]
+    for category, tools in groups.items():
+        shown = [t for t in tools if not t.is_escalation and tool_matches(t, words)]
+        if not shown:
+            continue
+        options.append(Option(Content.styled(f"{category} ({len(shown)})", "bold $text-accent"), disabled=True))
+        options.extend(_tool_option(t, pad) for t in shown)
+    shown = [t for t in escalation if tool_matches(t, words)]
+    if shown:
+        options.append(Option(Content.styled("escalation", "bold $text-accent"), disabled=True))
+        options.extend(_tool_option(t, pad) for t in shown)
+    none_text = f"{catalog.none_option} {NONE_DESCRIPTION}".lower()
+    if all(word in none_text for word in words):
+        options.append(Option(Content.styled("none option", "bold $text-accent"), disabled=True))
+        options.append(Option(Content.styled(f" {catalog.none_option}", "italic"), id=catalog.none_option))
+    return options
+
+
+def _tool_option(tool: Tool, pad: int) -> Option:
+    return Option(
+        Content.assemble(" ", tool.id.ljust(pad), " ", (tool.risk.value, RISK_STYLE.get(tool.risk.value, ""))),
+        id=tool.id,
+    )
+
+
+def tool_detail(catalog: Catalog, option_id: str | None) -> Content:
+    if option_id is None:
+        return Content.styled("Select an option to see its detail.", "$text-muted")
+    if option_id == catalog.none_option:
+        return Content.assemble((option_id, "bold"), "\n", NONE_DESCRIPTION, "\n", ("Always offered.", "$text-muted"))
+    tool = catalog.get(option_id)
+    if tool is None:
+        return Content.styled(f"{option_id}: not in this catalog", "$error")
+    lines: list[Content] = [
+        Content.assemble((tool.id, "bold"), "  ", (tool.risk.value, RISK_STYLE.get(tool.risk.value, "")), ("  " + (tool.category or ""), "$text-muted")),
+        Content(tool.when_to_use),
+    ]
+    if tool.title:
+        lines.insert(1, Content.styled(tool.title, "italic"))
+    if tool.keywords:
+        lines.append(Content.assemble(("keywords ", "$text-muted"), ", ".join(tool.keywords)))
+    if tool.examples:
+        lines.append(Content.styled("examples", "$text-muted"))
+        lines.extend(Content(f"• {e}") for e in tool.examples)
+    if tool.input_schema:
+        lines.append(Content.styled("schema", "$text-muted"))
+        lines.append(Content(json.dumps(tool.input_schema, indent=2, ensure_ascii=False)))
+    return Content("\n").join(lines)
+
+
+class CatalogPane(Vertical):
+    """The catalog browser. Loaded once the router is ready."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.catalog: Catalog | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter the catalog", id="catalog-filter", compact=True)
+        yield OptionList(id="catalog-list")
+        with VerticalScroll(id="catalog-detail-scroll"):
+            yield Static(Content.styled("Loading the catalog…", "$text-muted"), id="catalog-detail")
+
+    def set_catalog(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.border_subtitle = Content(f"{catalog.name} · {len(catalog.option_ids)} options")
+        self._fill("")
+
+    def _fill(self, query: str) -> None:
+        if self.catalog is None:
+            return
+        options = self.query_one("#catalog-list", OptionList)
+        options.clear_options()
+        options.add_options(catalog_options(self.catalog, query))
+        first = next((i for i in range(options.option_count) if not options.get_option_at_index(i).disabled), None)
+        options.highlighted = first
+        self._detail(options.get_option_at_index(first).id if first is not None else None)
+
+    def _detail(self, option_id: str | None) -> None:
+        if self.catalog is not None:
+            self.query_one("#catalog-detail", Static).update(tool_detail(self.catalog, option_id))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "catalog-filter":
+            event.stop()
+            self._fill(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "catalog-filter":
+            event.stop()
+            self.query_one("#catalog-list", OptionList).focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._detail(event.option.id)
+
+    def show_option(self, option_id: str) -> None:
+        """Highlight an option (e.g. the selected turn's choice), clearing a filter that hides it."""
+        options = self.query_one("#catalog-list", OptionList)
+        try:
+            index = options.get_option_index(option_id)
+        except Exception:
+            self.query_one("#catalog-filter", Input).value = ""
+            self._fill("")
+            try:
+                index = options.get_option_index(option_id)
+            except Exception:
+                return
+        options.highlighted = index
+        self._detail(option_id)

@@ -1,0 +1,108 @@
+"""The header line: catalog, backend and model, thresholds, session file with a saved/unsaved mark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widgets import Static
+
+
+@dataclass
+class Status:
+    catalog: str = "…"
+    options: int | None = None
+    backend: str = "…"
+    model: str = ""
+    high: float = 0.75
+    medium: float = 0.45
+    formula: str = "reference"
+    session: str = ""
+    saved: bool | None = None  # None: nothing to save yet
+    loading: str = ""
+    mode: str = ""  # "replay" in replay mode
+
+    def render(self, width: int = 200) -> Content:
+        """The longest form that fits on one line, else the compact one (which may wrap, by word)."""
+        sep = (" │ ", "$text-muted")
+        full = self.render_full(sep)
+        if full.cell_length <= width - 2:
+            return full
+        return self.render_compact(sep, thresholds=f"high ≥ {self.high:g} · medium ≥ {self.medium:g}", width=width)
+
+    def render_full(self, sep: tuple[str, str]) -> Content:
+        catalog = self.catalog + (f" ({self.options} options)" if self.options is not None else "")
+        backend = self.backend + (f" · {self.model}" if self.model else "")
+        parts: list[str | tuple[str, str] | Content] = [
+            ("tui-router", "bold $text-accent"),
+            sep,
+            ("catalog ", "$text-muted"),
+            catalog,
+            sep,
+            ("backend ", "$text-muted"),
+            backend,
+            sep,
+            (f"high ≥ {self.high:g} · medium ≥ {self.medium:g}", ""),
+            sep,
+        ]
+        if self.mode:
+            parts.append((self.mode + " ", "bold $warning"))
+        if self.saved is None:
+            parts += [("session ", "$text-muted"), self.session or "new", (" (new)", "$text-muted")]
+        elif self.saved:
+            parts += [("session ", "$text-muted"), self.session, (" ● saved", "$success")]
+        else:
+            parts += [("session ", "$text-muted"), self.session, (" ● unsaved", "bold $warning")]
+        if self.loading:
+            parts += [sep, (self.loading, "italic $warning")]
+        return Content.assemble(*parts)
+
+
+    def render_compact(self, sep: tuple[str, str], thresholds: str, width: int) -> Content:
+        """The same facts without the labels, so it fits on one line at 120 and two at 80."""
+        if width < 100:
+            thresholds = f"≥{self.high:g}/≥{self.medium:g}"
+        catalog = self.catalog + (f" ({self.options})" if self.options is not None else "")
+        parts: list[str | tuple[str, str] | Content] = [
+            ("tui-router", "bold $text-accent"),
+            sep,
+            catalog,
+            sep,
+            self.backend + (f" · {self.model}" if self.model else ""),
+            sep,
+            thresholds,
+            sep,
+        ]
+        if self.mode:
+            parts.append((self.mode + " ", "bold $warning"))
+        parts.append(self.session or "new")
+        if self.saved is None:
+            parts.append((" (new)", "$text-muted"))
+        elif self.saved:
+            parts.append((" ● saved", "$success"))
+        else:
+            parts.append((" ● unsaved", "bold $warning"))
+        if self.loading:
+            parts += [sep, (self.loading, "italic $warning")]
+        return Content.assemble(*parts)
+
+
+class StatusLine(Static):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.status = Status()
+
+    def set(self, **fields) -> None:
+        for key, value in fields.items():
+            setattr(self.status, key, value)
+        self._redraw()
+
+    def on_resize(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        content = self.status.render(self.app.size.width)
+        shown = getattr(self, "_shown", None)
+        if shown is None or not content.is_same(shown):  # an update costs a layout pass: skip no-ops
+            self._shown = content
+            self.update(content)

@@ -1,0 +1,58 @@
+"""The console: `tui-router` with no command opens it; `tui-router open FILE` continues a session.
+
+Only argument handling here; Textual is imported inside tui_router.app, and only when a console
+actually opens (so `route`, `eval` and `--help` never pay for it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import UserError
+from .common import add_common, config_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "open",
+        help="open a saved session in the console and continue it",
+        description="Open a saved session file in the console; new turns and labels are saved back to it.",
+    )
+    parser.add_argument("file", metavar="FILE", help="a session file (TOML)")
+    add_common(parser)
+    parser.set_defaults(handler=run_open)
+
+
+def _check_terminal() -> None:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UserError("the console needs an interactive terminal; for scripts use `tui-router route`, `eval` or `replay --headless`")
+
+
+def _check_catalog(config) -> None:
+    """Fail before drawing anything when the catalog cannot even be found (parsing happens later, in a worker)."""
+    from ..catalog import resolve_catalog_path
+
+    resolve_catalog_path(config.catalog_spec())
+
+
+def run_console(args: argparse.Namespace) -> int:
+    """The default handler: `tui-router` with no subcommand."""
+    config = config_from_args(args)
+    _check_catalog(config)
+    _check_terminal()
+    from ..app import run_console as open_console
+
+    return open_console(config)
+
+
+def run_open(args: argparse.Namespace) -> int:
+    from ..session import load_session
+
+    config = config_from_args(args)
+    _check_catalog(config)
+    load_session(args.file)  # a corrupt or missing file: one clear line and exit 2, file untouched
+    _check_terminal()
+    from ..app import run_console as open_console
+
+    return open_console(config, args.file)

@@ -1,0 +1,271 @@
+"""`tui-router eval`, `tui-router replay`, `tui-router calibrate`: labelled sessions as an eval set.
+
+Exit codes: 0 ok; 1 a --gate condition failed, or (replay) a labelled turn that was right is now
+wrong; 2 bad input (no labelled turns, unknown labels, bad flags), as for every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import add_common, config_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    ev = sub.add_parser(
+        "eval",
+        help="route every labelled turn afresh and measure",
+        description="Route every labelled turn of the session files afresh and report retrieval, decision, "
+        "band and calibration metrics. The local backend learns leave-one-out from the other labelled turns.",
+    )
+    ev.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
+    ev.add_argument("--json", action="store_true", help="print one JSON object (per-turn results included)")
+    ev.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown to FILE")
+    ev.add_argument("--concurrency", type=_positive_int, default=1, metavar="N", help="route N turns at a time (HTTP backends)")
+    ev.add_argument("--compare", metavar="BACKEND", help="run a second backend on the same cases, side by side")
+    ev.add_argument("--no-learn", action="store_true", help="do not let the local backend learn from the cases")
+    ev.add_argument("--gate", metavar="CONDITIONS", help='fail (exit 1) unless e.g. "top1>=0.8,missed_review_rate<=0,ece<=0.1"')
+    ev.add_argument("--errors", type=int, default=10, metavar="N", help="list the first N wrong turns (default 10; 0: none)")
+    add_common(ev)
+    ev.set_defaults(handler=run_eval_cmd)
+
+    rp = sub.add_parser(
+        "replay",
+        help="re-route recorded turns and diff against what was recorded",
+        description="Re-route a session's recorded turns with the current catalog, backend and thresholds. "
+        "Without --headless the console opens in replay mode. Headless: exit 1 when a labelled turn "
+        "that was right is now wrong.",
+    )
+    rp.add_argument("sessions", nargs="+", metavar="SESSION", help="session files (folders with --headless)")
+    rp.add_argument("--headless", action="store_true", help="print the diff instead of opening the console")
+    rp.add_argument("--json", action="store_true", help="(headless) print one JSON object")
+    rp.add_argument("--all", action="store_true", help="(headless) list every turn, not only changed ones")
+    rp.add_argument("--gate", metavar="CONDITIONS", help='(headless) e.g. "broken<=0,flips<=3,top1>=0.8"')
+    add_common(rp)
+    rp.set_defaults(handler=run_replay_cmd)
+
+    cal = sub.add_parser(
+        "calibrate",
+        help="fit the local backend and suggest thresholds per risk level",
+        description="Fit the local backend's temperature and none margin on labelled turns (k held-out folds), "
+        "then per risk level find the thresholds that maximise auto-execution subject to a target precision "
+        "and zero missed reviews. Needs at least 50 labelled turns.",
+    )
+    cal.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
+    cal.add_argument("--target-precision", type=float, default=0.95, metavar="P", help="precision auto-executed turns must reach (default 0.95)")
+    cal.add_argument("--confirm-precision", type=float, default=0.5, metavar="P", help="precision the confirm band must reach (default 0.5)")
+    cal.add_argument("--folds", type=_positive_int, default=5, metavar="K", help="held-out folds for the fit (default 5)")
+    cal.add_argument("--write-config", metavar="PATH", help="merge the thresholds (and the local fit) into this TOML config")
+    cal.add_argument("--no-learn", action="store_true", help="do not let the local backend learn from the cases")
+    cal.add_argument("--json", action="store_true", help="print one JSON object")
+    add_common(cal)
+    cal.set_defaults(handler=run_calibrate_cmd)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _catalog(config):
+    from ..catalog import load_catalog
+
+    catalog = load_catalog(config.catalog_spec())
+    for warning in catalog.warnings:
+        print(f"tui-router: warning: {warning}", file=sys.stderr)
+    return catalog
+
+
+def _print_gate(results, to_stderr: bool) -> bool:
+    from ..evaluate import gate_lines
+
+    for line in gate_lines(results):
+        print(line, file=sys.stderr if to_stderr else sys.stdout)
+    return all(r.passed for r in results)
+
+
+# -- eval ---------------------------------------------------------------------------------------
+
+
+def run_eval_cmd(args: argparse.Namespace) -> int:
+    from ..decide import BACKENDS
+    from ..errors import ConfigError, did_you_mean
+    from ..evaluate import EVAL_GATE_METRICS, check_gate, parse_gate, run_eval
+    from ..report import eval_sections, print_sections
+
+    config = config_from_args(args)
+    conditions = parse_gate(args.gate, EVAL_GATE_METRICS) if args.gate else None
+    if args.compare and args.compare not in BACKENDS:
+        raise ConfigError(f"--compare: unknown backend '{args.compare}'{did_you_mean(args.compare, BACKENDS)}; use one of {', '.join(BACKENDS)}")
+    catalog = _catalog(config)
+    learn = not args.no_learn
+    reports = [run_eval(args.cases, config, catalog=catalog, learn=learn, concurrency=args.concurrency)]
+    if args.compare:
+        reports.append(run_eval(args.cases, config, catalog=catalog, backend=args.compare, learn=learn, concurrency=args.concurrency))
+    primary = reports[0]
+    gate = check_gate(conditions, primary.gate_metrics()) if conditions else None
+    sections = eval_sections(reports, errors=max(args.errors, 0))
+    if args.markdown:
+        _write_markdown(args.markdown, reports, sections)
+    if args.json:
+        out = primary.to_json()
+        if len(reports) > 1:
+            out["compare"] = reports[1].to_json()
+        if gate is not None:
+            out["gate"] = [{"line": r.line(), "passed": r.passed} for r in gate]
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(_header(primary, len(reports) > 1))
+        print_sections(sections)
+    if gate is not None and not _print_gate(gate, to_stderr=args.json):
+        return 1
+    return 0
+
+
+def _header(report, compared: bool) -> str:
+    files = ", ".join(report.files)
+    return (
+        f"eval: {report.n} labelled turns ({report.tool_cases} tool, {report.none_cases} none) from {files}; "
+        f"catalog '{report.catalog}' ({report.options} options); backend {report.backend} ({report.model})"
+        + (" and a comparison backend" if compared else "")
+        + f"; learning: {report.learning}"
+    )
+
+
+def _write_markdown(path: str, reports, sections) -> None:
+    from pathlib import Path
+
+    from ..errors import UserError
+    from ..report import sections_markdown
+    from ..session import atomic_write_text
+
+    head = reports[0]
+    lines = [
+        f"## Eval: {', '.join(Path(f).name for f in head.files)} on catalog `{head.catalog}`",
+        "",
+        f"{head.n} labelled turns ({head.tool_cases} tool cases, {head.none_cases} none cases), "
+        f"{head.options} options. Backends: " + "; ".join(f"`{r.backend}` ({r.model}), learning: {r.learning}" for r in reports) + ".",
+        "",
+        sections_markdown(sections),
+    ]
+    try:
+        atomic_write_text(Path(path), "\n".join(lines).rstrip() + "\n")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the Markdown report ({exc.strerror or exc})") from None
+
+
+# -- replay -------------------------------------------------------------------------------------
+
+
+def run_replay_cmd(args: argparse.Namespace) -> int:
+    from ..errors import UserError
+
+    config = config_from_args(args)
+    if not args.headless:
+        if args.json or args.gate or args.all:
+            raise UserError("--json, --gate and --all need --headless (without it the console opens in replay mode)")
+        if len(args.sessions) != 1:
+            raise UserError("the console replays one session at a time; use --headless for several")
+        from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
+
+        result = run_replay(config, args.sessions[0])
+        return result if isinstance(result, int) else 0
+    return _replay_headless(args, config)
+
+
+def _replay_headless(args: argparse.Namespace, config) -> int:
+    from ..errors import SessionError
+    from ..evaluate import (
+        EVAL_GATE_METRICS,
+        REPLAY_GATE_METRICS,
+        check_gate,
+        parse_gate,
+        replay_eval_report,
+        replay_report,
+        replay_session,
+    )
+    from ..report import print_sections, replay_sections
+    from ..route import build_router
+    from ..session import iter_session_files, load_session
+
+    known = [*REPLAY_GATE_METRICS, *(m for m in EVAL_GATE_METRICS if m not in REPLAY_GATE_METRICS)]
+    conditions = parse_gate(args.gate, known) if args.gate else None
+    files = iter_session_files(args.sessions)
+    sessions = [load_session(f) for f in files]
+    if not any(s.turns for s in sessions):
+        raise SessionError(f"no turns to replay in {', '.join(str(f) for f in files) or ', '.join(args.sessions)}")
+    catalog = _catalog(config)
+    router = build_router(config, catalog)
+    per_file = []
+    try:
+        for session in sessions:
+            per_file.append((session, replay_session(router, session)))
+    finally:
+        router.backend.close()
+    rows = [row for _, report in per_file for row in report.rows]
+    total = replay_report(rows)
+    metrics = total.gate_metrics()
+    if conditions:
+        metrics.update(
+            {k: v for k, v in replay_eval_report(rows, catalog, config, backend=router.backend.name).gate_metrics().items() if k not in metrics}
+        )
+    gate = check_gate(conditions, metrics) if conditions else None
+    if args.json:
+        out = total.to_json()
+        out["backend"] = router.backend.name
+        out["model"] = router.backend.model
+        out["files"] = [{"file": str(s.path), **r.to_json()} for s, r in per_file] if len(per_file) > 1 else [str(s.path) for s, _ in per_file]
+        if gate is not None:
+            out["gate"] = [{"line": r.line(), "passed": r.passed} for r in gate]
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        for session, report in per_file:
+            print_sections(replay_sections(report, title=f"Replay: {session.path} ({router.backend.name}, {router.backend.model})", show_all=args.all))
+        print(total.summary_line())
+    code = 1 if total.broken else 0
+    if gate is not None and not _print_gate(gate, to_stderr=args.json):
+        code = 1
+    return code
+
+
+# -- calibrate ----------------------------------------------------------------------------------
+
+
+def run_calibrate_cmd(args: argparse.Namespace) -> int:
+    from ..calibrate import calibrate, write_config
+    from ..report import calibration_sections, print_sections
+
+    config = config_from_args(args)
+    catalog = _catalog(config)
+    result = calibrate(
+        args.cases,
+        config,
+        catalog=catalog,
+        target_precision=args.target_precision,
+        confirm_precision=args.confirm_precision,
+        folds=args.folds,
+        learn=not args.no_learn,
+    )
+    written = write_config(args.write_config, result) if args.write_config else None
+    if args.json:
+        out = result.model_dump(mode="json")
+        out["written"] = str(written) if written else None
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    print(
+        f"calibrate: {result.n} labelled turns; backend {result.backend} ({result.model}); confidence formula "
+        f"{result.formula}; learning: {result.learning}"
+    )
+    print_sections(calibration_sections(result))
+    if result.unavoidable_missed_reviews:
+        print(f"{result.unavoidable_missed_reviews} review-labelled turns went to the none option or were unresolved: no threshold can send them to a person")
+    if written:
+        print(f"wrote [policy] thresholds{' and [local] temperature/none_margin' if result.fit and result.fit.folds else ''} to {written}")
+    return 0

@@ -1,0 +1,575 @@
+"""The `systemone` backend: any server of the System One wire format, over httpx.
+
+One choice question per request: POST {base_url}/systemone with the message and the retrieved tools
+as state and the offered options as criteria. Everything a server can get wrong ends in an Answer
+with an error (the turn is unresolved, never executed); the error says what a person can do about it.
+
+Transport: one httpx.AsyncClient per event loop (the console's loop, an eval's loop, and a private
+loop thread that serves the synchronous `decide` used by the CLI), bounded by a semaphore of
+`concurrency`. Retries only where a retry can help (408/429/502/503/504/529 and connection errors),
+honouring Retry-After / retry-after-ms. The API key is read from the environment variable named in
+config and scrubbed from every error text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import os
+import random
+import re
+import sys
+import threading
+import time
+import unicodedata
+import weakref
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from pydantic import BaseModel
+
+from ..errors import UserError
+from .base import Answer, DecisionBackend, Question, check_answer
+
+if TYPE_CHECKING:
+    from ..catalog import Catalog
+    from ..config import Config, SystemOneConfig
+    from ..profile import ServerProfile
+
+T = TypeVar("T")
+
+
+def _remember_missing_sniffio() -> None:
+    """httpcore retries `import sniffio` on every async lock when it is not installed (anyio >= 4.11
+    no longer pulls it in; encode/httpcore#1103), and Python does not cache failed imports: a full
+    sys.path scan per request. Recording the absence once makes that import fail fast, as it would."""
+    try:
+        import sniffio  # noqa: F401
+    except ImportError:
+        sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
+
+
+_remember_missing_sniffio()
+
+QUESTION_ID = "tool"
+RETRY_STATUSES = frozenset({408, 429, 502, 503, 504, 529})
+BACKOFF_BASE = 0.25  # seconds before the first retry when the server gives no Retry-After
+BACKOFF_CAP = 8.0
+MAX_RETRY_WAIT = 30.0  # a server asking us to wait longer gets an error now, not a stalled turn
+
+
+class ServerError(UserError):
+    """A System One server could not be used (for the CLI: one sentence, exit 2)."""
+
+
+def public_url(url: str) -> str:
+    """The URL without user:password@ and query string, safe to show and to store."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+# ---------------------------------------------------------------- pure helpers (unit-tested)
+
+
+class NotJSON(ValueError):
+    pass
+
+
+def parse_json_strict(raw: bytes) -> Any:
+    """JSON as RFC 8259 defines it: NaN and Infinity (which Python's json accepts) are rejected."""
+
+    def reject(name: str) -> Any:
+        raise NotJSON(f"it contains {name}, which is not JSON")
+
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=reject)
+    except UnicodeDecodeError:
+        raise NotJSON("it is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise NotJSON(f"{exc.msg} at position {exc.pos}") from None
+
+
+def retry_delay(headers: Mapping[str, str], attempt: int, *, base: float = BACKOFF_BASE, now: datetime | None = None) -> float:
+    """Seconds to wait before retry number `attempt` (0-based).
+
+    retry-after-ms (milliseconds) wins, then Retry-After (seconds or an HTTP date), else exponential
+    backoff with jitter, capped at BACKOFF_CAP. The caller refuses waits above MAX_RETRY_WAIT.
+    """
+    lower = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lower.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            value = float(raw_ms)
+            if math.isfinite(value) and value >= 0:
+                return value / 1000.0
+        except ValueError:
+            pass
+    raw = lower.get("retry-after")
+    if raw is not None:
+        raw = raw.strip()
+        try:
+            value = float(raw)
+            if math.isfinite(value) and value >= 0:
+                return value
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(raw)
+            except (TypeError, ValueError):
+                when = None
+            if when is not None:
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=UTC)
+                return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+    step = min(BACKOFF_CAP, base * (2**attempt))
+    return step * (0.5 + random.random() / 2)
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_error_body(body: bytes, content_type: str = "") -> tuple[str, str]:
+    """(error_type, message) from an error body in whatever shape the server used."""
+    text = body.decode("utf-8", errors="replace").strip()
+    if not text:
+        return "", "empty body"
+    try:
+        data = parse_json_strict(body)
+    except NotJSON:
+        data = None
+    if isinstance(data, dict):
+        detail = data.get("detail", data.get("error"))
+        if isinstance(detail, dict):
+            kind = str(detail.get("error_type") or detail.get("type") or "")
+            message = detail.get("message") or detail.get("msg") or json.dumps(detail, ensure_ascii=False)
+            return kind, _first_line(str(message))
+        if isinstance(detail, list) and detail:
+            parts = []
+            for item in detail[:3]:
+                if isinstance(item, dict):
+                    loc = ".".join(str(p) for p in item.get("loc", []) if p != "body")
+                    parts.append(f"{loc}: {item.get('msg', '')}" if loc else str(item.get("msg", item)))
+                else:
+                    parts.append(str(item))
+            more = f" (+{len(detail) - 3} more)" if len(detail) > 3 else ""
+            return "validation_error", _first_line("; ".join(parts) + more, 300)
+        if isinstance(detail, str):
+            return str(data.get("error_type") or data.get("type") or ""), _first_line(detail)
+        return "", _first_line(text)
+    if "html" in content_type.lower() or text.lstrip().lower().startswith(("<!doctype", "<html")):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+        heading = re.search(r"<h1[^>]*>(.*?)</h1>", text, re.IGNORECASE | re.DOTALL)
+        found = title or heading
+        shown = re.sub(r"<[^>]+>", "", found.group(1)) if found else "no title"
+        return "", f"an HTML page ({_first_line(shown, 120)})"
+    return "", _first_line(text)
+
+
+# ---------------------------------------------------------------- wire models
+
+
+class ModelInfo(BaseModel):
+    name: str
+    description: str = ""
+    release_date: str = ""
+
+
+def models_from_reply(data: Any) -> list[ModelInfo] | None:
+    """The model list of GET /models in the System One shape ({"models": [...]}) or OpenAI's ({"data": [...]})."""
+    if not isinstance(data, dict):
+        return None
+    items = data.get("models", data.get("data"))
+    if not isinstance(items, list):
+        return None
+    found = []
+    for item in items:
+        if isinstance(item, str):
+            found.append(ModelInfo(name=item))
+        elif isinstance(item, dict) and isinstance(item.get("name", item.get("id")), str):
+            found.append(
+                ModelInfo(
+                    name=item.get("name", item.get("id")),
+                    description=str(item.get("description") or ""),
+                    release_date=str(item.get("release_date") or ""),
+                )
+            )
+    return found
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def answer_from_reply(data: Any, question: Question, question_id: str = QUESTION_ID) -> Answer:
+    """Turn a 200 reply into an Answer; anything malformed becomes Answer(error=...).
+
+    Option names are matched byte for byte after NFC (a server may return NFD keys); a key or choice
+    that matches no option stays as it came, so check_answer reports it.
+    """
+    if not isinstance(data, dict):
+        return Answer(error=f"the reply is a JSON {type(data).__name__}, not an object")
+    model = data.get("model") if isinstance(data.get("model"), str) else ""
+    raw_usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = {str(k): int(v) for k, v in raw_usage.items() if _is_number(v) and math.isfinite(v)}
+    answers = data.get("answers")
+    if not isinstance(answers, dict):
+        return Answer(error="the reply has no 'answers' object", model=model)
+    raw = answers.get(question_id)
+    if raw is None:
+        got = ", ".join(repr(k) for k in list(answers)[:5]) or "none"
+        return Answer(error=f"the reply has no answer to question {question_id!r} (answers: {got})", model=model)
+    if not isinstance(raw, dict) or raw.get("type") != "choice":
+        kind = raw.get("type") if isinstance(raw, dict) else type(raw).__name__
+        return Answer(error=f"the answer is of type {kind!r}, not 'choice'", model=model)
+    by_nfc = {_nfc(option): option for option in question.options}
+    choice = raw.get("choice")
+    if not isinstance(choice, str):
+        return Answer(error=f"the answer's choice is {json.dumps(choice)}, not an option name", model=model)
+    probs_raw = raw.get("probabilities")
+    if not isinstance(probs_raw, dict):
+        return Answer(error="the answer has no probabilities object", model=model)
+    probabilities: dict[str, float] = {}
+    for key, value in probs_raw.items():
+        if not _is_number(value) or not math.isfinite(value):
+            return Answer(error=f"the probability of {key!r} is {json.dumps(value)}, not a finite number", model=model)
+        name = by_nfc.get(_nfc(key), key)
+        if name in probabilities:
+            return Answer(error=f"two probability keys name the option {name!r}", model=model)
+        probabilities[name] = float(value)
+    reported = raw.get("confidence")
+    if reported is not None and (not _is_number(reported) or not math.isfinite(reported)):
+        return Answer(error=f"the reported confidence is {json.dumps(reported)}, not a number", model=model)
+    return Answer(
+        choice=by_nfc.get(_nfc(choice), choice),
+        probabilities=probabilities,
+        reported_confidence=None if reported is None else float(reported),
+        model=model,
+        usage=usage,
+    )
+
+
+def question_body(question: Question, model: str, question_id: str = QUESTION_ID) -> dict[str, Any]:
+    return {
+        "model": model,
+        "state": {"message": question.message, "retrieved_tools": question.retrieved_tools},
+        "questions": {question_id: {"type": "choice", "instructions": question.instructions, "criteria": dict(question.options)}},
+    }
+
+
+# ---------------------------------------------------------------- transport
+
+
+class Reply(BaseModel):
+    """One POST or GET after retries: the parsed JSON of a 200, or an error a person can act on."""
+
+    status: int | None = None
+    data: Any = None
+    error: str = ""
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+@dataclass
+class _LoopState:
+    client: httpx.AsyncClient
+    semaphore: asyncio.Semaphore
+    lock: asyncio.Lock
+
+
+class SystemOneClient:
+    """HTTP for one server: headers, retries, error texts. Safe to share across event loops."""
+
+    def __init__(self, cfg: SystemOneConfig, *, backoff_base: float = BACKOFF_BASE) -> None:
+        if not cfg.base_url:
+            raise ServerError(
+                "the systemone backend needs a server: set [systemone] base_url in the config "
+                "(e.g. https://api.example.com/v1) or pass --base-url"
+            )
+        self.cfg = cfg
+        self.base_url = cfg.base_url.rstrip("/")
+        self.shown_url = public_url(self.base_url)
+        self.backoff_base = backoff_base
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._sync_loop: asyncio.AbstractEventLoop | None = None
+        self._sync_thread: threading.Thread | None = None
+        self._sync_guard = threading.Lock()
+
+    # -- secrets
+
+    def _key(self) -> str:
+        return os.environ.get(self.cfg.api_key_env, "").strip()
+
+    def redact(self, text: str) -> str:
+        key = self._key()
+        if key and key in text:
+            text = text.replace(key, "[redacted]")
+        return text
+
+    def _headers(self) -> dict[str, str]:
+        from .. import __version__
+
+        headers = {"User-Agent": f"tui-router/{__version__}", "Accept": "application/json", **self.cfg.headers}
+        key = self._key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    # -- per-loop state
+
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._loops.get(loop)
+        if state is None:
+            limit = self.cfg.concurrency
+            client = httpx.AsyncClient(
+                headers=self._headers(),
+                timeout=httpx.Timeout(self.cfg.timeout),
+                limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+                follow_redirects=False,
+            )
+            state = _LoopState(client=client, semaphore=asyncio.Semaphore(limit), lock=asyncio.Lock())
+            self._loops[loop] = state
+        return state
+
+    def loop_lock(self) -> asyncio.Lock:
+        return self._state().lock
+
+    async def aclose(self) -> None:
+        """Close the client of the running loop (others belong to loops that close their own)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        state = self._loops.pop(loop, None)
+        if state is not None:
+            await state.client.aclose()
+
+    # -- the synchronous face: a private loop thread, so sequential CLI calls reuse one connection
+
+    def run_sync(self, coro: Coroutine[Any, Any, T]) -> T:
+        with self._sync_guard:
+            if self._sync_loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="systemone-sync", daemon=True)
+                thread.start()
+                self._sync_loop, self._sync_thread = loop, thread
+            loop = self._sync_loop
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    def close(self) -> None:
+        with self._sync_guard:
+            loop, thread = self._sync_loop, self._sync_thread
+            self._sync_loop = self._sync_thread = None
+        if loop is None or thread is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.aclose(), loop).result(timeout=5)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=5)
+            loop.close()
+
+    # -- requests
+
+    async def post_json(self, path: str, body: dict[str, Any]) -> Reply:
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return await self._request("POST", path, content)
+
+    async def get_json(self, path: str) -> Reply:
+        return await self._request("GET", path, None)
+
+    async def _request(self, method: str, path: str, content: bytes | None) -> Reply:
+        state = self._state()
+        url = f"{self.base_url}{path}"
+        shown = f"{self.shown_url}{path}"
+        retries = self.cfg.max_retries
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with state.semaphore:
+                    response = await state.client.request(method, url, content=content, headers=headers)
+                    body = await response.aread()
+            except httpx.TimeoutException as exc:
+                if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries:
+                    await asyncio.sleep(retry_delay({}, attempt - 1, base=self.backoff_base))
+                    continue
+                what = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting for the reply"
+                return Reply(
+                    error=f"{shown}: no reply within {self.cfg.timeout:g} s ({what}); the server is slow or "
+                    "unreachable: raise [systemone] timeout or check the server",
+                    attempts=attempt,
+                )
+            except (httpx.TransportError, OSError) as exc:  # refused, reset, DNS, protocol
+                if attempt <= retries:
+                    await asyncio.sleep(retry_delay({}, attempt - 1, base=self.backoff_base))
+                    continue
+                reason = self.redact(_first_line(str(exc) or type(exc).__name__, 160))
+                return Reply(
+                    error=f"{shown}: cannot connect ({reason}) after {attempt} attempt{'s' if attempt > 1 else ''}; "
+                    "is the server running and [systemone] base_url right?",
+                    attempts=attempt,
+                )
+            status = response.status_code
+            if status == 200:
+                try:
+                    data = parse_json_strict(body)
+                except NotJSON as exc:
+                    start = _first_line(body[:40].decode("utf-8", errors="replace"), 40)
+                    return Reply(
+                        status=status,
+                        error=self.redact(f"{shown}: HTTP 200 but the body is not JSON ({exc}; it starts with: {start})"),
+                        attempts=attempt,
+                    )
+                return Reply(status=status, data=data, attempts=attempt)
+            if status in RETRY_STATUSES and attempt <= retries:
+                wait = retry_delay(response.headers, attempt - 1, base=self.backoff_base)
+                if wait <= MAX_RETRY_WAIT:
+                    await asyncio.sleep(wait)
+                    continue
+            return Reply(status=status, error=self._http_error(shown, response, body, attempt), attempts=attempt)
+
+    def _http_error(self, shown: str, response: httpx.Response, body: bytes, attempts: int) -> str:
+        status = response.status_code
+        kind, message = describe_error_body(body, response.headers.get("content-type", ""))
+        head = f"{shown}: HTTP {status}" + (f" {kind}" if kind else "") + f": {message}"
+        request_id = response.headers.get("x-typesafe-request-id") or response.headers.get("x-request-id")
+        if request_id:
+            head += f" (request id {_first_line(request_id, 60)})"
+        env = self.cfg.api_key_env
+        if status in (401, 403):
+            hint = (
+                f"the server refused the API key in ${env}; check it" if self._key() else f"no API key was sent: set ${env} (named by [systemone] api_key_env)"
+            )
+        elif status == 404 and ("model" in message.lower() or "model" in kind.lower()):
+            hint = f"the server does not serve model {self.cfg.model!r}; pick one from `tui-router models` and set [systemone] model"
+        elif status == 404:
+            hint = "no such endpoint: check [systemone] base_url (it usually ends in /v1)"
+        elif status == 400 and "model" in message.lower():
+            hint = f"check [systemone] model ({self.cfg.model!r}); `tui-router models` lists what the server serves"
+        elif status in (400, 422):
+            hint = "the server rejected the request"
+        elif status == 413:
+            hint = "the request is too large for the server: offer fewer options (lower retrieval.top_k)"
+        elif status in RETRY_STATUSES:
+            retry_after = response.headers.get("retry-after")
+            tried = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}"
+            hint = f"{tried}; the server asked to wait {retry_after} s" if attempts == 1 and retry_after else f"{tried}; the server is busy or failing, try again later"
+        elif 300 <= status < 400:
+            where = _first_line(public_url(response.headers.get("location", "")) or "elsewhere", 120)
+            hint = f"the server redirects to {where}; set [systemone] base_url to the final address"
+        elif status >= 500:
+            hint = "the server failed; try again later or report it to its operator"
+        else:
+            hint = "unexpected status"
+        return self.redact(f"{head} ({hint})")
+
+
+# ---------------------------------------------------------------- the backend
+
+
+class SystemOneBackend(DecisionBackend):
+    """A choice question per turn to a System One server."""
+
+    name = "systemone"
+
+    def __init__(self, catalog: Catalog, cfg: SystemOneConfig, *, backoff_base: float = BACKOFF_BASE) -> None:
+        self.catalog = catalog
+        self.cfg = cfg
+        self.model = cfg.model
+        self.max_options = cfg.max_options
+        self.client = SystemOneClient(cfg, backoff_base=backoff_base)
+        self.profile: ServerProfile | None = None
+        self._limit: int | None = None
+
+    @classmethod
+    def from_config(cls, catalog: Catalog, config: Config) -> SystemOneBackend:
+        return cls(catalog, config.systemone)
+
+    # -- deciding
+
+    def decide(self, question: Question) -> Answer:
+        return self.client.run_sync(self.adecide(question))
+
+    async def adecide(self, question: Question) -> Answer:
+        started = time.perf_counter()
+        reply = await self.client.post_json("/systemone", question_body(question, self.cfg.model))
+        latency = (time.perf_counter() - started) * 1000
+        if not reply.ok:
+            return Answer(error=reply.error, model=self.cfg.model, latency_ms=latency)
+        answer = answer_from_reply(reply.data, question).model_copy(update={"latency_ms": latency})
+        answer.model = answer.model or self.cfg.model
+        problem = check_answer(answer, list(question.options))
+        if problem:
+            answer.error = self.client.redact(f"{self.client.shown_url}: the answer of model {answer.model!r} was rejected: {problem}")
+        return answer
+
+    # -- sizing (the server profile)
+
+    def option_limit(self) -> int:
+        if self._limit is not None:
+            return self._limit
+        return self.client.run_sync(self.aoption_limit())
+
+    async def aoption_limit(self) -> int:
+        if self._limit is not None:
+            return self._limit
+        async with self.client.loop_lock():
+            if self._limit is None:
+                self._limit = await self._sized_limit()
+        return self._limit
+
+    async def _sized_limit(self) -> int:
+        if not self.cfg.probe:
+            return self.cfg.max_options
+        from ..profile import ProfileCache, probe_server
+
+        cache = ProfileCache.default()
+        profile = cache.load(self.client.shown_url, self.cfg.model)
+        if profile is None:
+            profile = await probe_server(self.client, self.cfg.model)
+            if profile.complete:
+                cache.save(profile)
+        self.profile = profile
+        return profile.option_limit(self.cfg.max_options)
+
+    # -- models
+
+    async def amodels(self) -> list[ModelInfo]:
+        return await list_models(self.client)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def close(self) -> None:
+        self.client.close()
+        super().close()
+
+
+async def list_models(client: SystemOneClient) -> list[ModelInfo]:
+    """GET {base_url}/models, or ServerError with a sentence a person can act on."""
+    reply = await client.get_json("/models")
+    if not reply.ok:
+        raise ServerError(reply.error)
+    models = models_from_reply(reply.data)
+    if models is None:
+        raise ServerError(f"{client.shown_url}/models answered, but not with a model list (expected {{\"models\": [...]}})")
+    return models

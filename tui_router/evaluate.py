@@ -1,0 +1,1024 @@
+"""Labelled sessions as an eval set: per-turn scoring, metrics, the eval runner, the replay diff, gates.
+
+Plain Python with no UI: `tui-router eval/replay/calibrate` and the console's replay view call these
+functions. Definitions (also in docs/eval-metrics.md):
+
+- A turn is *correct* when it is resolved (band not unresolved) and its choice is the label or one
+  of the acceptable ids. An unresolved turn is a miss even if the invalid answer named the label.
+- *Tool cases* are turns labelled with a tool or an escalation option; *none cases* are labelled
+  with the none option. top-1 / top-1 acceptable / top-3 are over tool cases; none cases are scored
+  by none precision and recall.
+- *Error stage* of a turn, first match wins: `retrieval` (neither the label nor an acceptable id was
+  offered; the none option is always offered), `unresolved` (the backend failed or its answer was
+  invalid), `decision` (the right option was offered but another was chosen), `policy` (a tool or
+  escalation label was chosen, but the band was low so the turn fell back and the pick was dropped).
+  A correct turn acted on has no stage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import operator
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from .errors import SessionError, UserError, did_you_mean
+from .policy import Action, Band
+from .route import Decision
+from .session import Session, Turn, iter_session_files, load_session
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+    from .config import Config
+    from .route import Router
+
+RECALL_KS = tuple(range(1, 11))
+RELIABILITY_BINS = 10
+STAGES = ("retrieval", "unresolved", "decision", "policy")
+
+
+class EvalError(UserError):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Replay: re-route recorded turns and diff against what was recorded (the console uses this too)
+# ---------------------------------------------------------------------------------------------
+
+
+class ReplayRow(BaseModel):
+    """One recorded turn routed again with the current catalog, backend and thresholds."""
+
+    index: int
+    message: str
+    label: str | None
+    acceptable: list[str]
+    recorded_choice: str | None
+    recorded_band: str | None  # None: the turn has no recorded decision (a hand-written case)
+    recorded_probabilities: dict[str, float]
+    new_choice: str | None
+    new_band: str
+    decision: Decision  # the new one
+    choice_flipped: bool
+    band_changed: bool
+    changed: bool
+    tv_distance: float | None  # total-variation distance between recorded and new distributions
+    was_right: bool | None  # None: no label, or no recorded decision
+    now_right: bool | None  # None: no label
+    fixed: bool
+    broken: bool
+
+
+class ReplayReport(BaseModel):
+    rows: list[ReplayRow]
+    changed: int
+    flips: int
+    band_changes: int
+    fixed: int
+    broken: int
+    mean_tv: float | None
+
+    def summary_line(self) -> str:
+        return (
+            f"{len(self.rows)} turns replayed: {self.changed} changed ({self.flips} flips, "
+            f"{self.band_changes} band changes), {self.fixed} fixed, {self.broken} broken against labels"
+        )
+
+    @property
+    def max_tv(self) -> float | None:
+        values = [r.tv_distance for r in self.rows if r.tv_distance is not None]
+        return max(values) if values else None
+
+    def gate_metrics(self) -> dict[str, float | None]:
+        n = len(self.rows)
+        return {
+            "turns": float(n),
+            "changed": float(self.changed),
+            "flips": float(self.flips),
+            "band_changes": float(self.band_changes),
+            "fixed": float(self.fixed),
+            "broken": float(self.broken),
+            "mean_tv": self.mean_tv,
+            "max_tv": self.max_tv,
+            "changed_rate": self.changed / n if n else None,
+            "flip_rate": self.flips / n if n else None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turns": len(self.rows),
+            "changed": self.changed,
+            "flips": self.flips,
+            "band_changes": self.band_changes,
+            "fixed": self.fixed,
+            "broken": self.broken,
+            "mean_tv": _round(self.mean_tv),
+            "max_tv": _round(self.max_tv),
+            "summary": self.summary_line(),
+            "rows": [
+                {
+                    "index": r.index,
+                    "message": r.message,
+                    "label": r.label,
+                    "acceptable": r.acceptable,
+                    "recorded_choice": r.recorded_choice,
+                    "recorded_band": r.recorded_band,
+                    "new_choice": r.new_choice,
+                    "new_band": r.new_band,
+                    "new_confidence": _round(r.decision.confidence),
+                    "new_action": r.decision.action.value,
+                    "choice_flipped": r.choice_flipped,
+                    "band_changed": r.band_changed,
+                    "changed": r.changed,
+                    "tv_distance": _round(r.tv_distance),
+                    "was_right": r.was_right,
+                    "now_right": r.now_right,
+                    "fixed": r.fixed,
+                    "broken": r.broken,
+                }
+                for r in self.rows
+            ],
+        }
+
+
+def tv_distance(before: dict[str, float], after: dict[str, float]) -> float | None:
+    """Half the L1 distance over the union of options (an option missing on one side has p = 0)."""
+    if not before or not after:
+        return None
+    keys = set(before) | set(after)
+    return 0.5 * sum(abs(before.get(k, 0.0) - after.get(k, 0.0)) for k in keys)
+
+
+def _answers(label: str | None, acceptable: Iterable[str]) -> set[str]:
+    return ({label} if label else set()) | set(acceptable)
+
+
+def replay_row(index: int, turn: Turn, decision: Decision, none_option: str) -> ReplayRow:
+    """Diff one recorded turn against its new decision."""
+    recorded = turn.decision
+    answers = _answers(turn.label, turn.acceptable)
+    new_band = decision.band.value
+    new_resolved = decision.band is not Band.unresolved
+    # An unresolved turn has no usable choice, whatever the invalid answer named.
+    new_choice = decision.choice if new_resolved else None
+    if recorded is not None:
+        rec_resolved = recorded.band != "unresolved"
+        recorded_choice = recorded.choice if rec_resolved else None
+        recorded_band: str | None = recorded.band
+        flipped = recorded_choice != new_choice
+        band_changed = recorded.band != new_band
+        tv = tv_distance(recorded.probabilities, decision.probabilities)
+    else:
+        recorded_choice, recorded_band, flipped, band_changed, tv = None, None, False, False, None
+    now_right = (new_choice in answers) if turn.label else None
+    was_right = (recorded_choice in answers) if (turn.label and recorded is not None) else None
+    # none_option is part of the contract: a recorded choice of the none option is compared as an id like any other.
+    del none_option
+    return ReplayRow(
+        index=index,
+        message=turn.message,
+        label=turn.label,
+        acceptable=list(turn.acceptable),
+        recorded_choice=recorded_choice,
+        recorded_band=recorded_band,
+        recorded_probabilities=dict(recorded.probabilities) if recorded else {},
+        new_choice=new_choice,
+        new_band=new_band,
+        decision=decision,
+        choice_flipped=flipped,
+        band_changed=band_changed,
+        changed=flipped or band_changed,
+        tv_distance=tv,
+        was_right=was_right,
+        now_right=now_right,
+        fixed=was_right is False and now_right is True,
+        broken=was_right is True and now_right is False,
+    )
+
+
+def replay_report(rows: list[ReplayRow]) -> ReplayReport:
+    tvs = [r.tv_distance for r in rows if r.tv_distance is not None]
+    return ReplayReport(
+        rows=rows,
+        changed=sum(r.changed for r in rows),
+        flips=sum(r.choice_flipped for r in rows),
+        band_changes=sum(r.band_changed for r in rows),
+        fixed=sum(r.fixed for r in rows),
+        broken=sum(r.broken for r in rows),
+        mean_tv=sum(tvs) / len(tvs) if tvs else None,
+    )
+
+
+def replay_session(router: Router, session: Session) -> ReplayReport:
+    """Route every turn of a session again (never using a turn as evidence for itself) and diff."""
+    none_option = router.catalog.none_option
+    rows = [
+        replay_row(i, turn, router.route(turn.message, holdout=turn.message), none_option)
+        for i, turn in enumerate(session.turns)
+    ]
+    return replay_report(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------------------------
+
+
+class LabelledCase(BaseModel):
+    source: str  # the session file
+    index: int  # position among the file's turns
+    turn: Turn
+
+
+def load_cases(paths: Sequence[str | Path]) -> tuple[list[LabelledCase], list[Session]]:
+    """Every labelled turn in the session files (folders are searched for *.toml)."""
+    files = iter_session_files(list(paths))
+    if not files:
+        raise EvalError(f"no session files in {', '.join(str(p) for p in paths)}")
+    sessions = [load_session(f) for f in files]
+    cases = [
+        LabelledCase(source=str(s.path), index=i, turn=t)
+        for s in sessions
+        for i, t in enumerate(s.turns)
+        if t.label
+    ]
+    return cases, sessions
+
+
+def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Catalog) -> None:
+    """Cases must be labelled for this catalog: a mismatch is one sentence, unknown labels one line each."""
+    for session in sessions:
+        named = session.session.catalog
+        if named and named != catalog.name:
+            raise EvalError(
+                f"{session.path}: the turns are labelled for catalog '{named}' but the catalog in use is "
+                f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
+            )
+    options = catalog.option_ids
+    problems = []
+    for case in cases:
+        for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
+            if value and value not in catalog and value != catalog.none_option:
+                problems.append(
+                    f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
+                    f"'{catalog.name}'{did_you_mean(value, options)}"
+                )
+    if problems:
+        shown = problems[:20]
+        if len(problems) > 20:
+            shown.append(f"... and {len(problems) - 20} more unknown labels")
+        raise SessionError(f"{len(problems)} labels are not options of catalog '{catalog.name}'", shown)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring one turn
+# ---------------------------------------------------------------------------------------------
+
+
+class TurnResult(BaseModel):
+    source: str = ""
+    index: int = 0
+    message: str
+    label: str
+    acceptable: list[str] = []
+    tags: list[str] = []
+    category: str
+    is_none: bool  # labelled with the none option
+    is_escalation: bool  # labelled with an escalation option (a person should see the turn)
+    candidates: list[str]
+    retrieved: bool  # the label or an acceptable id was offered (always true for none labels)
+    rank: int | None  # 0: offered regardless of rank; k: k-th in the BM25 ranking; None: never ranked
+    choice: str | None  # None when unresolved
+    probabilities: dict[str, float]
+    confidence: float | None
+    band: str
+    action: str
+    risk: str | None
+    top3: list[str]
+    correct: bool  # choice is the label or acceptable (and resolved)
+    exact: bool  # choice is the label (and resolved)
+    stage: str | None  # retrieval | unresolved | decision | policy | None
+    latency_ms: float
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "index": self.index,
+            "message": self.message,
+            "label": self.label,
+            "acceptable": self.acceptable,
+            "tags": self.tags,
+            "category": self.category,
+            "candidates": self.candidates,
+            "retrieved": self.retrieved,
+            "choice": self.choice,
+            "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()},
+            "confidence": _round(self.confidence),
+            "band": self.band,
+            "action": self.action,
+            "top3": self.top3,
+            "correct": self.correct,
+            "stage": self.stage,
+            "latency_ms": round(self.latency_ms, 3),
+            "error": self.error,
+        }
+
+
+def label_category(catalog: Catalog, label: str) -> str:
+    if label == catalog.none_option:
+        return "none"
+    tool = catalog.get(label)
+    return (tool.category if tool and tool.category else "uncategorised")
+
+
+def top3_of(probabilities: dict[str, float], choice: str | None, none_option: str) -> list[str]:
+    """The three likeliest tool options, the choice kept first, the none option excluded (seed bench)."""
+    order = list(probabilities)
+    ranked = sorted((o for o in order if o != none_option), key=lambda o: (-probabilities[o], order.index(o)))
+    if choice and choice != none_option:
+        ranked = [choice, *(o for o in ranked if o != choice)]
+    return ranked[:3]
+
+
+def score_turn(
+    turn: Turn,
+    decision: Decision,
+    catalog: Catalog,
+    *,
+    always_offered: frozenset[str] = frozenset(),
+    source: str = "",
+    index: int = 0,
+) -> TurnResult:
+    """Score one routed labelled turn. `always_offered`: ids the retriever adds whatever their rank."""
+    label = turn.label or ""
+    none = catalog.none_option
+    answers = _answers(label, turn.acceptable)
+    candidates = [c.id for c in decision.candidates]
+    offered = set(candidates) | {none}
+    is_none = label == none
+    retrieved = bool(answers & offered)
+    if is_none:
+        rank: int | None = 0
+    elif decision.retrieval.value == "direct" or (answers & always_offered & offered):
+        rank = 0
+    else:
+        positions = [decision.ranked.index(a) + 1 for a in answers if a in decision.ranked]
+        rank = min(positions) if positions else None
+    resolved = decision.band is not Band.unresolved
+    choice = decision.choice if resolved else None
+    probabilities = decision.probabilities if resolved else {}
+    correct = resolved and choice in answers
+    tool = catalog.get(label)
+    is_escalation = bool(tool and tool.is_escalation)
+    if not retrieved:
+        stage: str | None = "retrieval"
+    elif not resolved:
+        stage = "unresolved"
+    elif not correct:
+        stage = "decision"
+    elif not is_none and decision.action is Action.fallback:
+        stage = "policy"
+    else:
+        stage = None
+    return TurnResult(
+        source=source,
+        index=index,
+        message=turn.message,
+        label=label,
+        acceptable=list(turn.acceptable),
+        tags=list(turn.tags),
+        category=label_category(catalog, label),
+        is_none=is_none,
+        is_escalation=is_escalation,
+        candidates=candidates,
+        retrieved=retrieved,
+        rank=rank,
+        choice=choice,
+        probabilities=dict(probabilities),
+        confidence=decision.confidence if resolved else None,
+        band=decision.band.value,
+        action=decision.action.value,
+        risk=decision.risk.value if decision.risk and resolved else None,
+        top3=top3_of(probabilities, choice, none) if resolved else [],
+        correct=correct,
+        exact=resolved and choice == label,
+        stage=stage,
+        latency_ms=decision.latency_ms,
+        error=decision.error,
+    )
+
+
+def always_offered_ids(catalog: Catalog, config: Config) -> frozenset[str]:
+    ids = set(config.retrieval.always_include)
+    if config.retrieval.include_escalation:
+        ids.update(catalog.escalation_ids)
+    return frozenset(ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------------------------
+
+
+class Ratio(BaseModel):
+    """hits / total; value None when there is nothing to measure (shown as n/a)."""
+
+    hits: int = 0
+    total: int = 0
+
+    @property
+    def value(self) -> float | None:
+        return self.hits / self.total if self.total else None
+
+    @classmethod
+    def of(cls, flags: Iterable[bool]) -> Ratio:
+        values = list(flags)
+        return cls(hits=sum(values), total=len(values))
+
+
+class BandStats(BaseModel):
+    count: int
+    coverage: float | None
+    accuracy: Ratio
+
+
+class ReliabilityBin(BaseModel):
+    low: float
+    high: float
+    count: int
+    mean_confidence: float | None
+    accuracy: float | None
+
+
+class ContextBytes(BaseModel):
+    """Mean bytes an agent loads per turn (compact JSON), per the seed benchmark."""
+
+    all_schemas: int
+    snippets_only: int
+    snippets_top1: float
+    snippets_top3: float
+
+
+class GroupMetrics(BaseModel):
+    n: int
+    tool_cases: int
+    none_cases: int
+    retrieval_recall: Ratio
+    top1: Ratio
+    top1_acceptable: Ratio
+    top3: Ratio
+    accuracy_given_retrieved: Ratio
+    none_precision: Ratio
+    none_recall: Ratio
+    fallback_rate: Ratio
+    unresolved: int
+    stages: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, "tool_cases": self.tool_cases, "none_cases": self.none_cases}
+        for name in (
+            "retrieval_recall",
+            "top1",
+            "top1_acceptable",
+            "top3",
+            "accuracy_given_retrieved",
+            "none_precision",
+            "none_recall",
+            "fallback_rate",
+        ):
+            out[name] = _round(getattr(self, name).value)
+        out["unresolved"] = self.unresolved
+        out["stages"] = self.stages
+        return out
+
+
+def group_metrics(results: Sequence[TurnResult], none_option: str) -> GroupMetrics:
+    tools = [r for r in results if not r.is_none]
+    nones = [r for r in results if r.is_none]
+    said_none = [r for r in results if r.choice == none_option]
+    stages = {s: 0 for s in STAGES}
+    for r in results:
+        if r.stage:
+            stages[r.stage] += 1
+    return GroupMetrics(
+        n=len(results),
+        tool_cases=len(tools),
+        none_cases=len(nones),
+        retrieval_recall=Ratio.of(r.retrieved for r in results),
+        top1=Ratio.of(r.exact for r in tools),
+        top1_acceptable=Ratio.of(r.correct for r in tools),
+        top3=Ratio.of(r.label in r.top3 for r in tools),
+        accuracy_given_retrieved=Ratio.of(r.correct for r in tools if r.retrieved),
+        none_precision=Ratio.of(r.is_none for r in said_none),
+        none_recall=Ratio.of(r.choice == none_option for r in nones),
+        fallback_rate=Ratio.of(r.action == Action.fallback.value for r in results),
+        unresolved=sum(r.band == Band.unresolved.value for r in results),
+        stages=stages,
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated percentile (q in 0..100)."""
+    if not values:
+        return None
+    data = sorted(values)
+    pos = (len(data) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def reliability(results: Sequence[TurnResult]) -> tuple[list[ReliabilityBin], float | None, float | None]:
+    """10 equal-width confidence bins, ECE and Brier score over resolved turns (correct = 1)."""
+    scored = [(r.confidence, 1.0 if r.correct else 0.0) for r in results if r.confidence is not None]
+    bins: list[list[tuple[float, float]]] = [[] for _ in range(RELIABILITY_BINS)]
+    for conf, hit in scored:
+        bins[min(int(conf * RELIABILITY_BINS), RELIABILITY_BINS - 1)].append((conf, hit))
+    table = []
+    ece = 0.0
+    for i, items in enumerate(bins):
+        mean_conf = sum(c for c, _ in items) / len(items) if items else None
+        acc = sum(h for _, h in items) / len(items) if items else None
+        if items:
+            ece += len(items) / len(scored) * abs(acc - mean_conf)  # type: ignore[operator]
+        table.append(
+            ReliabilityBin(
+                low=i / RELIABILITY_BINS, high=(i + 1) / RELIABILITY_BINS, count=len(items), mean_confidence=mean_conf, accuracy=acc
+            )
+        )
+    if not scored:
+        return table, None, None
+    brier = sum((c - h) ** 2 for c, h in scored) / len(scored)
+    return table, ece, brier
+
+
+def _compact_len(obj: Any) -> int:
+    return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def context_bytes(catalog: Catalog, results: Sequence[TurnResult]) -> ContextBytes | None:
+    """All schemas vs snippets only vs snippets + the routed top-1/top-3 schemas (mean per turn).
+
+    A tool without a schema counts as {"name", "schema": {}}. Nothing extra is loaded for a none
+    choice; an unresolved turn loads every schema, since a failed router leaves the agent loading all.
+    """
+    if not results:
+        return None
+    tools = list(catalog.tools)
+    schema_entry = {t.id: {"name": t.id, "schema": t.input_schema or {}} for t in tools}
+    one = {tid: _compact_len(entry) for tid, entry in schema_entry.items()}
+    all_schemas = _compact_len(list(schema_entry.values()))
+    snippets = _compact_len([{"name": t.id, "snippet": t.when_to_use} for t in tools])
+
+    def extra(r: TurnResult, k: int) -> int:
+        if r.band == Band.unresolved.value:
+            return all_schemas
+        if r.choice is None or r.choice == catalog.none_option:
+            return 0
+        return sum(one.get(t, 0) for t in r.top3[:k])
+
+    n = len(results)
+    return ContextBytes(
+        all_schemas=all_schemas,
+        snippets_only=snippets,
+        snippets_top1=snippets + sum(extra(r, 1) for r in results) / n,
+        snippets_top3=snippets + sum(extra(r, 3) for r in results) / n,
+    )
+
+
+class EvalReport(BaseModel):
+    backend: str
+    model: str
+    catalog: str
+    options: int
+    learning: str  # how the local backend learned from the cases (or why it did not)
+    files: list[str]
+    n: int
+    tool_cases: int
+    none_cases: int
+    overall: GroupMetrics
+    recall_at_k: dict[int, Ratio]
+    missed_review_rate: Ratio
+    wrong_execute_rate: Ratio
+    execute_precision: Ratio
+    automation_rate: Ratio
+    bands: dict[str, BandStats]
+    reliability: list[ReliabilityBin]
+    ece: float | None
+    brier: float | None
+    latency_ms: dict[str, float | None]
+    context_bytes: ContextBytes | None
+    per_tag: dict[str, GroupMetrics]
+    per_category: dict[str, GroupMetrics]
+    turns: list[TurnResult]
+
+    # flat numbers a --gate may test
+    def gate_metrics(self) -> dict[str, float | None]:
+        o = self.overall
+        metrics: dict[str, float | None] = {
+            "n": float(self.n),
+            "tool_cases": float(self.tool_cases),
+            "none_cases": float(self.none_cases),
+            "retrieval_recall": o.retrieval_recall.value,
+            "top1": o.top1.value,
+            "top1_acceptable": o.top1_acceptable.value,
+            "top3": o.top3.value,
+            "accuracy_given_retrieved": o.accuracy_given_retrieved.value,
+            "none_precision": o.none_precision.value,
+            "none_recall": o.none_recall.value,
+            "missed_review_rate": self.missed_review_rate.value,
+            "wrong_execute_rate": self.wrong_execute_rate.value,
+            "execute_precision": self.execute_precision.value,
+            "automation_rate": self.automation_rate.value,
+            "fallback_rate": o.fallback_rate.value,
+            "unresolved": float(o.unresolved),
+            "ece": self.ece,
+            "brier": self.brier,
+            "latency_p50": self.latency_ms.get("p50"),
+            "latency_p95": self.latency_ms.get("p95"),
+        }
+        for k, ratio in self.recall_at_k.items():
+            metrics[f"recall@{k}"] = ratio.value
+        for stage, count in o.stages.items():
+            metrics[f"{stage}_errors"] = float(count)
+        return metrics
+
+    def to_json(self, *, with_turns: bool = True) -> dict[str, Any]:
+        o = self.overall
+        out: dict[str, Any] = {
+            "backend": self.backend,
+            "model": self.model,
+            "catalog": self.catalog,
+            "options": self.options,
+            "learning": self.learning,
+            "files": self.files,
+            "n": self.n,
+            "tool_cases": self.tool_cases,
+            "none_cases": self.none_cases,
+            "retrieval_recall": _round(o.retrieval_recall.value),
+            "recall_at_k": {str(k): _round(v.value) for k, v in self.recall_at_k.items()},
+            "top1": _round(o.top1.value),
+            "top1_acceptable": _round(o.top1_acceptable.value),
+            "top3": _round(o.top3.value),
+            "accuracy_given_retrieved": _round(o.accuracy_given_retrieved.value),
+            "none_precision": _round(o.none_precision.value),
+            "none_recall": _round(o.none_recall.value),
+            "missed_review_rate": _round(self.missed_review_rate.value),
+            "wrong_execute_rate": _round(self.wrong_execute_rate.value),
+            "execute_precision": _round(self.execute_precision.value),
+            "automation_rate": _round(self.automation_rate.value),
+            "fallback_rate": _round(o.fallback_rate.value),
+            "unresolved": o.unresolved,
+            "stages": o.stages,
+            "ece": _round(self.ece),
+            "brier": _round(self.brier),
+            "reliability": [
+                {
+                    "low": b.low,
+                    "high": b.high,
+                    "count": b.count,
+                    "mean_confidence": _round(b.mean_confidence),
+                    "accuracy": _round(b.accuracy),
+                }
+                for b in self.reliability
+            ],
+            "bands": {
+                name: {"count": b.count, "coverage": _round(b.coverage), "accuracy": _round(b.accuracy.value)}
+                for name, b in self.bands.items()
+            },
+            "counts": {
+                name: [r.hits, r.total]
+                for name, r in (
+                    ("retrieval_recall", o.retrieval_recall),
+                    ("top1", o.top1),
+                    ("top1_acceptable", o.top1_acceptable),
+                    ("top3", o.top3),
+                    ("accuracy_given_retrieved", o.accuracy_given_retrieved),
+                    ("none_precision", o.none_precision),
+                    ("none_recall", o.none_recall),
+                    ("missed_review_rate", self.missed_review_rate),
+                    ("wrong_execute_rate", self.wrong_execute_rate),
+                    ("execute_precision", self.execute_precision),
+                    ("fallback_rate", o.fallback_rate),
+                )
+            },
+            "per_tag": {k: v.to_json() for k, v in self.per_tag.items()},
+            "per_category": {k: v.to_json() for k, v in self.per_category.items()},
+            "latency_ms": {k: _round(v, 3) for k, v in self.latency_ms.items()},
+            "context_bytes": self.context_bytes.model_dump() if self.context_bytes else None,
+        }
+        if self.context_bytes:
+            out["context_bytes"] = {k: round(v, 1) for k, v in self.context_bytes.model_dump().items()}
+        if with_turns:
+            out["turns"] = [t.to_json() for t in self.turns]
+        return out
+
+
+def build_report(
+    results: list[TurnResult],
+    catalog: Catalog,
+    *,
+    backend: str = "",
+    model: str = "",
+    learning: str = "",
+    files: Sequence[str] = (),
+) -> EvalReport:
+    """Every metric over scored turns; works on an empty list (n = 0, rates n/a)."""
+    none = catalog.none_option
+    n = len(results)
+    overall = group_metrics(results, none)
+    recall = {k: Ratio.of(r.rank is not None and r.rank <= k for r in results) for k in RECALL_KS}
+    reviews = [r for r in results if r.is_escalation]
+    executed = [r for r in results if r.action == Action.execute.value]
+    bands = {}
+    for band in Band:
+        members = [r for r in results if r.band == band.value]
+        bands[band.value] = BandStats(
+            count=len(members), coverage=len(members) / n if n else None, accuracy=Ratio.of(r.correct for r in members)
+        )
+    table, ece, brier = reliability(results)
+    latencies = [r.latency_ms for r in results]
+    per_tag: dict[str, list[TurnResult]] = {}
+    per_category: dict[str, list[TurnResult]] = {}
+    for r in results:
+        for tag in dict.fromkeys(r.tags):
+            per_tag.setdefault(tag, []).append(r)
+        per_category.setdefault(r.category, []).append(r)
+    return EvalReport(
+        backend=backend,
+        model=model,
+        catalog=catalog.name,
+        options=len(catalog.option_ids),
+        learning=learning,
+        files=list(files),
+        n=n,
+        tool_cases=overall.tool_cases,
+        none_cases=overall.none_cases,
+        overall=overall,
+        recall_at_k=recall,
+        # a person should have seen the turn: the escalation option chosen AND escalated
+        missed_review_rate=Ratio.of(not (r.correct and r.action == Action.escalate.value) for r in reviews),
+        wrong_execute_rate=Ratio.of(r.action == Action.execute.value and r.band == "high" and not r.correct for r in results),
+        execute_precision=Ratio.of(r.correct for r in executed),
+        automation_rate=Ratio.of(r.action == Action.execute.value for r in results),
+        bands=bands,
+        reliability=table,
+        ece=ece,
+        brier=brier,
+        latency_ms={
+            "p50": percentile(latencies, 50),
+            "p95": percentile(latencies, 95),
+            "mean": sum(latencies) / n if n else None,
+        },
+        context_bytes=context_bytes(catalog, results),
+        per_tag={k: group_metrics(v, none) for k, v in sorted(per_tag.items())},
+        per_category={k: group_metrics(v, none) for k, v in sorted(per_category.items(), key=lambda kv: (kv[0] == "none", kv[0]))},
+        turns=results,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The eval runner
+# ---------------------------------------------------------------------------------------------
+
+
+def teach_local_backend(router: Router, cases: Sequence[LabelledCase]) -> bool:
+    """Give the local backend every labelled case as an exemplar (scored later with holdout).
+
+    Returns False when the backend does not learn from labelled turns.
+    """
+    from .decide.local import LocalBackend
+
+    backend = router.backend
+    if not isinstance(backend, LocalBackend):
+        return False
+    for case in cases:
+        if case.turn.label:
+            backend.add_exemplar(case.turn.label, case.turn.message)
+    return True
+
+
+def learning_mode(router: Router, learn: bool, taught: bool, n_cases: int) -> str:
+    if router.backend.name != "local":
+        return f"none (the {router.backend.name} backend does not learn from labelled turns)"
+    if not learn:
+        return "off (--no-learn: only the catalog and [local] examples; each case held out)"
+    if taught:
+        return f"leave-one-out (exemplars from the other {max(n_cases - 1, 0)} labelled turns)"
+    return "off"
+
+
+async def _aroute_all(router: Router, messages: Sequence[str], concurrency: int) -> list[Decision]:
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(message: str) -> Decision:
+        async with gate:
+            return await router.aroute(message, holdout=message)
+
+    try:
+        return list(await asyncio.gather(*(one(m) for m in messages)))
+    finally:
+        await router.aclose()
+
+
+def route_all(router: Router, messages: Sequence[str], concurrency: int = 1) -> list[Decision]:
+    """Route every message with itself held out; concurrency > 1 uses aroute under a semaphore."""
+    if concurrency <= 1:
+        try:
+            return [router.route(m, holdout=m) for m in messages]
+        finally:
+            router.backend.close()
+    return asyncio.run(_aroute_all(router, messages, concurrency))
+
+
+def evaluate_router(
+    router: Router,
+    cases: Sequence[LabelledCase],
+    *,
+    learn: bool = True,
+    concurrency: int = 1,
+    files: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalReport:
+    """Route every labelled case afresh and measure. The local backend learns leave-one-out unless learn=False."""
+    taught = teach_local_backend(router, cases) if learn else False
+    mode = learning_mode(router, learn, taught, len(cases))
+    decisions = route_all(router, [c.turn.message for c in cases], concurrency)
+    always = always_offered_ids(router.catalog, router.config)
+    results = [
+        score_turn(c.turn, d, router.catalog, always_offered=always, source=c.source, index=c.index)
+        for c, d in zip(cases, decisions, strict=True)
+    ]
+    return build_report(
+        results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
+    )
+
+
+def run_eval(
+    paths: Sequence[str | Path],
+    config: Config,
+    *,
+    backend: str | None = None,
+    catalog: Catalog | None = None,
+    learn: bool = True,
+    concurrency: int = 1,
+) -> EvalReport:
+    """Load cases, check them against the catalog, route and measure."""
+    from .catalog import load_catalog
+    from .route import build_router
+
+    catalog = catalog or load_catalog(config.catalog_spec())
+    cases, sessions = load_cases(paths)
+    check_cases(sessions, cases, catalog)
+    if not cases:
+        raise EvalError(
+            f"no labelled turns in {', '.join(str(s.path) for s in sessions)} (a labelled turn has label = \"<option id>\")"
+        )
+    router = build_router(config, catalog, backend)
+    return evaluate_router(
+        router, cases, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Gates: "top1>=0.8,missed_review_rate<=0,ece<=0.1"
+# ---------------------------------------------------------------------------------------------
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+_CONDITION = re.compile(r"^\s*([A-Za-z_@0-9]+)\s*(>=|<=|==|!=|>|<)\s*(-?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
+
+
+class GateError(UserError):
+    pass
+
+
+class GateCondition(BaseModel):
+    metric: str
+    op: str
+    threshold: float
+    shown: str  # the threshold as written
+
+
+class GateResult(BaseModel):
+    condition: GateCondition
+    value: float | None
+    passed: bool
+
+    def line(self) -> str:
+        c = self.condition
+        if self.value is None:
+            shown = "n/a (nothing to measure)"
+        elif c.metric in COUNT_METRICS:
+            shown = str(int(self.value))
+        else:
+            shown = f"{self.value:.3f}"
+        return f"{'PASS' if self.passed else 'FAIL'} {c.metric} {shown} {c.op} {c.shown}"
+
+
+def parse_gate(spec: str, known: Iterable[str]) -> list[GateCondition]:
+    """Parse a gate spec, checking every metric name before anything runs."""
+    names = list(known)
+    conditions = []
+    for part in [p for p in spec.split(",") if p.strip()]:
+        match = _CONDITION.match(part)
+        if not match:
+            raise GateError(
+                f"--gate: cannot read condition {part.strip()!r}; write METRIC>=NUMBER (operators >= <= > < == !=), "
+                "e.g. \"top1>=0.8,missed_review_rate<=0\""
+            )
+        metric, op, number, percent = match.groups()
+        if metric not in names:
+            raise GateError(
+                f"--gate: unknown metric '{metric}'{did_you_mean(metric, names)}; known metrics: {', '.join(names)}"
+            )
+        threshold = float(number) / (100.0 if percent else 1.0)
+        conditions.append(GateCondition(metric=metric, op=op, threshold=threshold, shown=number + percent))
+    if not conditions:
+        raise GateError("--gate: no conditions given (e.g. \"top1>=0.8,ece<=0.1\")")
+    return conditions
+
+
+def check_gate(conditions: Sequence[GateCondition], metrics: dict[str, float | None]) -> list[GateResult]:
+    """A metric that could not be measured (no cases for it) fails: a gate never passes vacuously."""
+    results = []
+    for c in conditions:
+        value = metrics.get(c.metric)
+        passed = value is not None and _OPS[c.op](round(value, 9), c.threshold)
+        results.append(GateResult(condition=c, value=value, passed=passed))
+    return results
+
+
+def gate_lines(results: Sequence[GateResult]) -> list[str]:
+    passed = sum(r.passed for r in results)
+    return [*(r.line() for r in results), f"{passed} passed, {len(results) - passed} failed"]
+
+
+EVAL_GATE_METRICS = tuple(
+    [
+        "n",
+        "tool_cases",
+        "none_cases",
+        "retrieval_recall",
+        "top1",
+        "top1_acceptable",
+        "top3",
+        "accuracy_given_retrieved",
+        "none_precision",
+        "none_recall",
+        "missed_review_rate",
+        "wrong_execute_rate",
+        "execute_precision",
+        "automation_rate",
+        "fallback_rate",
+        "unresolved",
+        "ece",
+        "brier",
+        "latency_p50",
+        "latency_p95",
+        *(f"recall@{k}" for k in RECALL_KS),
+        *(f"{s}_errors" for s in STAGES),
+    ]
+)
+COUNT_METRICS = frozenset(
+    {"n", "tool_cases", "none_cases", "unresolved", "turns", "changed", "flips", "band_changes", "fixed", "broken"}
+    | {f"{s}_errors" for s in STAGES}
+)
+REPLAY_GATE_METRICS = ("turns", "changed", "flips", "band_changes", "fixed", "broken", "mean_tv", "max_tv", "changed_rate", "flip_rate")
+
+
+def replay_eval_report(
+    rows: Sequence[ReplayRow], catalog: Catalog, config: Config, *, backend: str = "", model: str = ""
+) -> EvalReport:
+    """Eval metrics over the labelled rows of a replay (so a replay can be gated on top1, ece, ...)."""
+    always = always_offered_ids(catalog, config)
+    results = [
+        score_turn(
+            Turn(message=r.message, label=r.label, acceptable=r.acceptable), r.decision, catalog, always_offered=always, index=r.index
+        )
+        for r in rows
+        if r.label
+    ]
+    return build_report(results, catalog, backend=backend, model=model, learning="none (replay)")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _round(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
