@@ -5,8 +5,6 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from textual import events
-
 from app_harness import (
     AGENDA,
     DOCS,
@@ -21,6 +19,8 @@ from app_harness import (
     submit,
     thresholds_for,
 )
+from textual import events
+
 from tui_router.app.messages import DecisionReady, LabelChanged, OutcomeRecorded, TurnSubmitted
 from tui_router.app.screens.confirm import ConfirmTurnModal
 from tui_router.app.screens.picker import OptionPicker

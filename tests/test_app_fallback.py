@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 
 from app_harness import AGENDA, fallback_section, make_app, make_config, notifications, screen_text, settle, submit
+
 from tui_router.app.messages import FallbackFinished
 from tui_router.app.widgets.decision_log import DecisionLog
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from app_harness import make_app, make_config, settle
 from textual.widgets import Input
 
-from app_harness import make_app, make_config, settle
 from tui_router.app.widgets.decision_log import DecisionLog
 from tui_router.session import load_session
 

@@ -142,6 +142,21 @@ def test_pooled_model_fit_recovers_known_parameters():
     assert fit.after_nll < fit.before_nll
 
 
+def test_no_none_cases_keeps_the_none_margin():
+    data = synthetic_evidence(400, temperature=0.5, margin=1.0)
+    fit = fit_local(data, LocalParams(temperature=1.0, none_margin=0.3), fit_margin=False)
+    assert fit.after.none_margin == 0.3 and "none margin kept" in fit.note
+    assert fit.after.temperature != 1.0
+
+
+def test_wilson_lower_bound():
+    from tui_router.calibrate import wilson_lower_bound
+
+    assert wilson_lower_bound(30, 30) == pytest.approx(0.8865, abs=1e-4)  # 30 of 30 cannot certify 95%
+    assert wilson_lower_bound(0, 0) is None
+    assert wilson_lower_bound(950, 1000) == pytest.approx(0.9346, abs=1e-3)
+
+
 def test_fit_leaves_unreachable_turns_out_of_the_nll():
     data = synthetic_evidence(200, temperature=0.5, margin=1.0)
     data.correct[0] = [False, False, False, False]  # its right answer was never offered

@@ -171,9 +171,9 @@ def test_calibrate_writes_config(tmp_path, capsys):
     )
 
 
-def test_eval_and_calibrate_never_import_textual(tmp_path):
+def test_eval_replay_calibrate_never_import_textual(tmp_path):
     code = (
-        "import sys; from tui_router.cli import main; "
+        "import sys; from tui_router.cli import main; import tui_router.calibrate, tui_router.report; "
         f"rc = main(['eval', {str(BENCH)!r}, '--compare', 'bm25', '--errors', '0']); "
         f"rc2 = main(['replay', {str(BENCH)!r}, '--headless']); "
         "assert 'textual' not in sys.modules, 'textual imported'; print('ok', rc, rc2)"

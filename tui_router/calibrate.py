@@ -116,6 +116,22 @@ class SuggestedThresholds(BaseModel):
     high: float
     medium: float
     source: str
+    executed: int = 0  # turns of the level the thresholds would auto-execute, and how many were right
+    executed_correct: int = 0
+
+    @property
+    def precision_lower_bound(self) -> float | None:
+        return wilson_lower_bound(self.executed_correct, self.executed)
+
+
+def wilson_lower_bound(hits: int, total: int, z: float = 1.96) -> float | None:
+    """95% Wilson lower bound of a proportion: how sure the data can make us of a precision."""
+    if total == 0:
+        return None
+    p = hits / total
+    centre = p + z * z / (2 * total)
+    spread = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
+    return max(0.0, (centre - spread) / (1 + z * z / total))
 
 
 class CalibrationResult(BaseModel):
@@ -283,7 +299,13 @@ def suggest_thresholds(
             confirm_precision=confirm_precision,
         )
         levels.append(default)
-        suggested = [SuggestedThresholds(risk="default", high=default.high, medium=default.medium, source=f"{len(pooled)} turns of auto-executable levels")]
+        chosen = sweep_point(pooled, default.high, default.medium, True)
+        suggested = [
+            SuggestedThresholds(
+                risk="default", high=default.high, medium=default.medium, source=f"{len(pooled)} turns of auto-executable levels",
+                executed=chosen.executed, executed_correct=chosen.executed_correct,
+            )
+        ]
     else:
         suggested = [SuggestedThresholds(risk="default", high=policy.high, medium=policy.medium, source="kept: no turn routed to an auto-executable tool")]
     base = suggested[0]
@@ -306,7 +328,13 @@ def suggest_thresholds(
             level.note = "; ".join(filter(None, [level.note, f"fewer than {MIN_LEVEL_TURNS} turns: inherits [policy]"]))
             continue
         if (level.high, level.medium) != (base.high, base.medium):
-            suggested.append(SuggestedThresholds(risk=risk, high=level.high, medium=level.medium, source=f"{len(members)} turns"))
+            chosen = sweep_point(members, level.high, level.medium, level.executable)
+            suggested.append(
+                SuggestedThresholds(
+                    risk=risk, high=level.high, medium=level.medium, source=f"{len(members)} turns",
+                    executed=chosen.executed, executed_correct=chosen.executed_correct,
+                )
+            )
     return levels, suggested
 
 
@@ -440,6 +468,7 @@ def fit_local(
     refine: bool = True,
     temperatures: Sequence[float] = COARSE_TEMPERATURES,
     margins: Sequence[float] = COARSE_MARGINS,
+    fit_margin: bool = True,
 ) -> FitResult:
     """Coarse-to-fine grid search of temperature and none margin by mean NLL of the right answer;
     k-fold held-out NLL and accuracy reported for the fitted and the current parameters.
@@ -450,6 +479,8 @@ def fit_local(
     import numpy as np
 
     surface = surface or model_surface(data, DistributionModel())
+    if not fit_margin:  # e.g. no none-labelled turns: nothing to say how strong the none option should be
+        margins = [before.none_margin]
     n = len(data.options)
     eligible = np.asarray([any(c) for c in data.correct], dtype=bool)
     coarse_nll, _ = surface(temperatures, margins)
@@ -464,11 +495,11 @@ def fit_local(
             return before, one_nll[0, 0], one_acc[0]
         mean = coarse_nll[:, :, use].mean(axis=2)
         mi, ti = (int(v) for v in np.unravel_index(int(np.argmin(mean)), mean.shape))
-        edge = edge or mi in (0, len(margins) - 1) or ti in (0, len(temperatures) - 1)
+        edge = edge or (fit_margin and mi in (0, len(margins) - 1)) or ti in (0, len(temperatures) - 1)
         t0, m0 = temperatures[ti], margins[mi]
         if refine:
             temps = [round(t0 * 1.4 ** (j / 4), 4) for j in range(-4, 5)]
-            mars = [round(m0 + 0.05 * j, 2) for j in range(-5, 6)]
+            mars = [round(m0 + 0.05 * j, 2) for j in range(-5, 6)] if fit_margin else [m0]
         else:
             temps, mars = [t0], [m0]
         fine_nll, _ = surface(temps, mars)
@@ -495,6 +526,8 @@ def fit_local(
     )
     if edge:
         note += "; the fit reached the edge of the search grid"
+    if not fit_margin:
+        note += "; none margin kept (no none-labelled turns to fit it on)"
     return FitResult(
         folds=k,
         turns=int(eligible.sum()),
@@ -546,7 +579,7 @@ def _collect_evidence(router: Router, cases: Sequence[LabelledCase]) -> tuple[Ev
     mismatch = ""
     for i, case in enumerate(cases):
         message = case.turn.message
-        retrieval = router.retriever.retrieve(message)
+        retrieval = router._retrieve(message, message)  # the router's own step (BM25 + backend suggestions)
         question = router.question_for(message, retrieval, holdout=message)
         options = list(question.options)
         evidence = backend.evidence(question.message, options, question.holdout)
@@ -662,14 +695,17 @@ def calibrate(
             )
         else:
             surface, bulk = local_surface(router.backend, data)
+            none_cases = sum(1 for c in cases if c.turn.label == catalog.none_option)
             if bulk:
-                fit = fit_local(data, before, folds=folds, surface=surface)
+                fit = fit_local(data, before, folds=folds, surface=surface, fit_margin=none_cases > 0)
             else:  # a distribution step we cannot evaluate in bulk: a smaller grid, no refinement
                 fit = fit_local(
-                    data, before, folds=folds, surface=surface, refine=False,
+                    data, before, folds=folds, surface=surface, refine=False, fit_margin=none_cases > 0,
                     temperatures=SMALL_TEMPERATURES, margins=SMALL_MARGINS,
                 )
                 fit.note += "; evaluated through the backend's own code on a small grid"
+            if 0 < none_cases < 10:
+                fit.note += f"; only {none_cases} none-labelled turns: the none margin is weakly constrained"
             params = fit.after
         sweep_turns = _sweep_turns_local(router, cases, data, params)
     else:

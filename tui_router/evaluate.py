@@ -464,6 +464,8 @@ class ContextBytes(BaseModel):
     snippets_only: int
     snippets_top1: float
     snippets_top3: float
+    tools: int = 0
+    tools_with_schema: int = 0
 
 
 class GroupMetrics(BaseModel):
@@ -590,6 +592,8 @@ def context_bytes(catalog: Catalog, results: Sequence[TurnResult]) -> ContextByt
         snippets_only=snippets,
         snippets_top1=snippets + sum(extra(r, 1) for r in results) / n,
         snippets_top3=snippets + sum(extra(r, 3) for r in results) / n,
+        tools=len(tools),
+        tools_with_schema=sum(1 for t in tools if t.input_schema),
     )
 
 

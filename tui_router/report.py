@@ -218,6 +218,12 @@ def reliability_section(report: EvalReport) -> Section:
 def context_section(reports: Sequence[EvalReport]) -> Section:
     first = reports[0].context_bytes
     rows: list[list[str]] = []
+    caveat = ""
+    if first and first.tools_with_schema < first.tools:
+        caveat = (
+            f" Only {first.tools_with_schema} of {first.tools} tools have a schema (the rest count as {{}}), "
+            "so these figures understate what loading full schemas costs."
+        )
     if first:
         total = first.all_schemas or 1
 
@@ -236,7 +242,7 @@ def context_section(reports: Sequence[EvalReport]) -> Section:
         rows=rows,
         right=[1, 2],
         note="Compact JSON: {name, schema} per tool, {name, snippet} per tool; nothing extra for a none choice, "
-        "every schema for an unresolved turn.",
+        "every schema for an unresolved turn." + caveat,
     )
 
 
@@ -319,10 +325,22 @@ def calibration_sections(result: CalibrationResult) -> list[Section]:
     sections.append(
         Section(
             title=f"Suggested thresholds (target execute precision {result.target_precision:.2f}, confirm precision {result.confirm_precision:.2f})",
-            headers=["Risk", "High", "Medium", "From"],
-            rows=[[t.risk, f"{t.high:.2f}", f"{t.medium:.2f}", t.source] for t in result.thresholds],
-            right=[1, 2],
-            note=f"fitted_for = \"{result.fitted_for}\"",
+            headers=["Risk", "High", "Medium", "Auto-executed", "Execute precision", "95% lower bound", "From"],
+            rows=[
+                [
+                    t.risk,
+                    f"{t.high:.2f}",
+                    f"{t.medium:.2f}",
+                    str(t.executed),
+                    pct(Ratio(hits=t.executed_correct, total=t.executed)),
+                    num(t.precision_lower_bound),
+                    t.source,
+                ]
+                for t in result.thresholds
+            ],
+            right=[1, 2, 3, 4, 5],
+            note=f"fitted_for = \"{result.fitted_for}\". The lower bound (Wilson, 95%) says how far the data can be trusted: "
+            "few auto-executed turns cannot certify a high precision, whatever the point estimate.",
         )
     )
     return sections

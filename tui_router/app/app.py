@@ -84,7 +84,7 @@ class RouterConsole(App[int]):
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys, bands and where things are saved"),
         Binding("question_mark", "help", "Help", id="app.help_key", show=False),
-        Binding("ctrl+s", "save_as", "Save as", id="session.save_as", priority=True, tooltip="Save the session under a new name"),
+        Binding("ctrl+s", "save_as", "Save as", id="session.save_as", priority=True, show=False, tooltip="Save the session under a new name (it is autosaved anyway)"),
         Binding("f2", "toggle_catalog", "Catalog", id="view.catalog", tooltip="Show or hide the Catalog pane"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; every turn and label is already saved"),
     ]
@@ -142,7 +142,7 @@ class RouterConsole(App[int]):
                     with VerticalScroll(id="turn-detail-scroll"):
                         yield Static("", id="turn-detail")
         yield MessageInput(id="message")
-        yield Footer()
+        yield Footer(compact=True)  # compact: the log's bindings fit in 80 columns
 
     @property
     def log_table(self) -> DecisionLog:
@@ -583,6 +583,8 @@ class RouterConsole(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_fallback":
             return self._fallback_turn is not None
+        if action in ("toggle_catalog", "save_as"):
+            return self.screen is self.screen_stack[0]  # console-screen actions, not over dialogs or replay
         return True
 
     # ------------------------------------------------------------------ saving

@@ -40,7 +40,7 @@ MODEL_NAME = "local-lexical-1"
 
 # Field weights: how much a word in this field says about the option.
 W_ID = 1.0
-W_KEYWORD = 1.0
+W_KEYWORD = 1.3
 W_TITLE = 0.8
 W_WHEN = 0.8
 W_EXAMPLE = 0.45
@@ -56,7 +56,8 @@ INJECTION_BOOST = 3.0
 SUGGEST_MIN_SIMILARITY = 0.3
 SUGGEST_MAX = 3
 LLM_CUE_WEIGHT = 0.6
-TOOL_TEMPERATURE_RATIO = 0.3  # tool-vs-tool is sharper than tool-vs-none
+COVERAGE_FLOOR = 0.35  # how much of an option's evidence survives when it explains little of the message
+TOOL_TEMPERATURE_RATIO = 0.3
 NONE_TEMPERATURE_RATIO = 0.5
 
 _INJECTION = re.compile(
@@ -65,7 +66,7 @@ _INJECTION = re.compile(
     r"|forget (?:all |your )?(?:previous |prior )?instructions"
     r"|you are now (?:in )?(?:a |an )?\w+"
     r"|(?:developer|admin|god|debug|sudo) mode"
-    r"|system prompt|jailbreak|\bDAN\b|override (?:your|the|all) (?:rules|instructions|safety)"
+    r"|system prompt|jailbreak|override (?:your|the|all) (?:rules|instructions|safety)"
     r"|new instructions:|bypass (?:the )?(?:allowlist|permission|safety|checks)",
     re.IGNORECASE,
 )
@@ -253,7 +254,7 @@ class LocalBackend(DecisionBackend):
             # A long message with one accidental match is weak evidence: discount by how much of the
             # message's catalog vocabulary this option explains.
             share = matched / known_mass if known_mass else 0.0
-            score = matched * (0.55 + 0.45 * min(1.0, share + explained))
+            score = matched * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * min(1.0, share + explained))
             evidence[option] = score + EXEMPLAR_WEIGHT * exemplar.get(option, 0.0)
         none_score = self.none_margin + EXEMPLAR_WEIGHT * exemplar.get(none_option, 0.0)
         if injection_shaped(message):

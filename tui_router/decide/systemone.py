@@ -560,8 +560,8 @@ class SystemOneBackend(DecisionBackend):
         await self.client.aclose()
 
     def close(self) -> None:
+        """Stop the private loop of the synchronous path; async callers use `await aclose()`."""
         self.client.close()
-        super().close()
 
 
 async def list_models(client: SystemOneClient) -> list[ModelInfo]:

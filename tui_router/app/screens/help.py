@@ -13,7 +13,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "Anywhere",
         [
-            ("ctrl+p", "command palette: every action, by name (session: …, replay: …, backend: …)"),
+            ("ctrl+p", "command palette: every action by name"),
             ("f1 / ?", "this help (? when not typing)"),
             ("ctrl+s", "save the session under a new name"),
             ("f2", "show or hide the Catalog pane"),
@@ -24,20 +24,20 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "Message box",
         [
-            ("enter", "route the message (in the background; keep typing)"),
+            ("enter", "route the message (in the background)"),
             ("escape", "go to the Decision log"),
         ],
     ),
     (
         "Decision log (selected turn)",
         [
-            ("↑ ↓", "select a turn: Candidates and Distribution follow"),
-            ("a", "label the turn with its choice (or the option it was re-routed to)"),
+            ("↑ ↓", "select a turn; the panes follow"),
+            ("a", "label the turn with its choice (or re-routed option)"),
             ("l", "pick the label from every option (fuzzy filter)"),
             ("x", "clear the label"),
-            ("f", "send a fallback-pending turn to the fallback LLM command"),
+            ("f", "send a pending turn to the fallback LLM command"),
             ("c", "cancel the running fallback command"),
-            ("enter", "confirm a turn that is still waiting for approval"),
+            ("enter", "confirm a turn still waiting for approval"),
             ("i", "back to the message box"),
         ],
     ),

@@ -37,33 +37,48 @@ def change_text(row) -> str:
     return " ".join(marks)
 
 
+SHORT_BAND = {"medium": "med", "unresolved": "unres"}
+
+
 class ReplayTable(DataTable):
-    COLUMNS = [("n", "#", 3), ("message", "message", 0), ("label", "label", 14), ("recorded", "recorded", 22), ("new", "new", 22), ("change", "change", 12)]
+    """Recorded and new choice and band per turn; changed rows marked in the last column."""
+
+    COLUMNS = [
+        ("n", "#", 3),
+        ("message", "message", 0),
+        ("label", "label", 14),
+        ("recorded", "recorded", 16),
+        ("recorded_band", "band", 10),
+        ("new", "new", 16),
+        ("new_band", "band", 10),
+        ("change", "change", 12),
+    ]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.rows_data: list = []
         self._built_for = -1
+        self.compact = False
 
-    def widths(self) -> dict[str, int]:
+    def columns_for_width(self) -> list[tuple[str, str, int]]:
         width = self.content_region.width or 80
-        compact = width < 100
-        spec = {k: w for k, _, w in self.COLUMNS}
-        if compact:
-            spec.update(label=10, recorded=15, new=15, change=8)
-        fixed = sum(spec.values()) + 2 * len(spec) + 1
-        spec["message"] = max(10, width - fixed)
-        return spec
+        self.compact = width < 110
+        spec = [c for c in self.COLUMNS if not (self.compact and c[0] == "label")]
+        if self.compact:  # 80 columns: no label column (fixed/broken still show), short band names
+            sizes = {"n": 2, "recorded": 13, "recorded_band": 5, "new": 13, "new_band": 5, "change": 10}
+            spec = [(k, h, sizes.get(k, w)) for k, h, w in spec]
+        fixed = sum(w for _, _, w in spec) + 2 * len(spec) + 1
+        return [(k, h, w or max(10, width - fixed)) for k, h, w in spec]
 
     def rebuild(self) -> None:
         row = self.cursor_row
         self.clear(columns=True)
-        widths = self.widths()
+        columns = self.columns_for_width()
         self._built_for = self.content_region.width
-        for key, header, _ in self.COLUMNS:
-            self.add_column(header, key=key, width=widths[key])
+        for key, header, width in columns:
+            self.add_column(header, key=key, width=width)
         for position, data in enumerate(self.rows_data):
-            self.add_row(*self.cells(data, widths), key=str(position))
+            self.add_row(*self.cells(data, columns), key=str(position))
         if self.rows_data:
             self.move_cursor(row=min(max(row, 0), len(self.rows_data) - 1), animate=False)
 
@@ -74,26 +89,30 @@ class ReplayTable(DataTable):
     def _colour(self, band: str | None) -> str:
         return self.app.theme_variables.get(BAND_VARIABLE.get(band or "", ""), "")
 
-    def cells(self, row, widths: dict[str, int]) -> list[Text]:
-        def cell(key: str, value: str, style: str = "") -> Text:
-            return Text(shorten(value, widths[key]), style=style, no_wrap=True, end="")
+    def _band(self, band: str | None) -> str:
+        if band is None:
+            return "-"
+        return SHORT_BAND.get(band, band) if self.compact else band
 
-        recorded = f"{row.recorded_choice or '-'} {row.recorded_band}" if row.recorded_band else "(not recorded)"
-        new = f"{row.new_choice or '-'} {row.new_band}"
+    def cells(self, row, columns: list[tuple[str, str, int]]) -> list[Text]:
+        widths = {k: w for k, _, w in columns}
         change = change_text(row)
         change_style = "bold " + self._colour("unresolved" if row.broken else ("high" if row.fixed else "medium")) if change else ""
-        return [
-            cell("n", str(row.index + 1), "dim"),
-            cell("message", row.message),
-            cell("label", row.label or "", "bold"),
-            cell("recorded", recorded, self._colour(row.recorded_band)),
-            cell("new", new, ("bold " if row.changed else "") + self._colour(row.new_band)),
-            cell("change", change, change_style),
-        ]
+        values = {
+            "n": (str(row.index + 1), "dim"),
+            "message": (row.message, ""),
+            "label": (row.label or "", "bold"),
+            "recorded": (row.recorded_choice or "-" if row.recorded_band else "(not recorded)", ""),
+            "recorded_band": (self._band(row.recorded_band), self._colour(row.recorded_band)),
+            "new": (row.new_choice or "-", "bold" if row.choice_flipped else ""),
+            "new_band": (self._band(row.new_band), ("bold " if row.band_changed else "") + self._colour(row.new_band)),
+            "change": (change, change_style),
+        }
+        return [Text(shorten(values[k][0], widths[k]), style=values[k][1], no_wrap=True, end="") for k, _, _ in columns]
 
     def add(self, row) -> None:
         self.rows_data.append(row)
-        self.add_row(*self.cells(row, self.widths()), key=str(len(self.rows_data) - 1))
+        self.add_row(*self.cells(row, self.columns_for_width()), key=str(len(self.rows_data) - 1))
 
     def reset(self) -> None:
         self.rows_data = []

@@ -19,11 +19,15 @@ def tool_matches(tool: Tool, words: list[str]) -> bool:
     return all(word in haystack for word in words)
 
 
-def catalog_options(catalog: Catalog, query: str = "") -> list[Option]:
-    """Category headers (disabled) and tools, escalation options and the none option last."""
+def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[Option]:
+    """Category headers (disabled) and tools, escalation options and the none option last.
+
+    Ids are padded so the risk words line up when the pane is wide enough for both.
+    """
     words = query.lower().split()
     options: list[Option] = []
-    pad = min(max([len(t.id) for t in catalog.tools] + [len(catalog.none_option)]), 24)
+    longest = max([len(t.id) for t in catalog.tools] + [len(catalog.none_option)])
+    pad = max(0, min(longest, width - 2 - max(len(t.risk.value) for t in catalog.tools)))
     groups = catalog.categories()
     escalation = [t for t in catalog.tools if t.is_escalation]
     for category, tools in groups.items():
@@ -98,10 +102,19 @@ class CatalogPane(Vertical):
             return
         options = self.query_one("#catalog-list", OptionList)
         options.clear_options()
-        options.add_options(catalog_options(self.catalog, query))
+        self._filled_for = options.content_region.width
+        options.add_options(catalog_options(self.catalog, query, options.content_region.width or 26))
         first = next((i for i in range(options.option_count) if not options.get_option_at_index(i).disabled), None)
         options.highlighted = first
         self._detail(options.get_option_at_index(first).id if first is not None else None)
+
+    def on_resize(self) -> None:
+        options = self.query_one("#catalog-list", OptionList)
+        if self.catalog is not None and options.content_region.width != getattr(self, "_filled_for", None):
+            highlighted = options.highlighted
+            self._fill(self.query_one("#catalog-filter", Input).value)
+            if highlighted is not None and highlighted < options.option_count:
+                options.highlighted = highlighted
 
     def _detail(self, option_id: str | None) -> None:
         if self.catalog is not None:

@@ -44,7 +44,7 @@ class DecisionLog(DataTable):
         Binding("x", "app.label_clear", "Clear", id="label.clear", tooltip="Clear the turn's label"),
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
-        Binding("i", "app.focus_input", "Type", id="focus.input", tooltip="Type a new message"),
+        Binding("i", "app.focus_input", "Type", id="focus.input", tooltip="Type a new message", show=False),
     ]
 
     def __init__(self, **kwargs) -> None:

@@ -1,0 +1,142 @@
+"""Session files: round trip, atomic writes, corrupt files left untouched."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tui_router.errors import SessionError
+from tui_router.session import (
+    FallbackRecord,
+    Session,
+    SessionInfo,
+    Turn,
+    TurnDecision,
+    atomic_write_text,
+    dumps_session,
+    load_session,
+    save_session,
+    unused_path,
+)
+
+
+def sample() -> Session:
+    return Session(
+        session=SessionInfo(id="2026-11-30T10-04-12-ops", catalog="demo", created="2026-11-30T10:04:12Z", backend="local", model="local-lexical-1"),
+        turns=[
+            Turn(
+                message="Text Jordan that the deploy finished.",
+                label="send_sms",
+                tags=["notify", "distractor"],
+                at="2026-11-30T10:04:20Z",
+                decision=TurnDecision(
+                    candidates=["send_sms", "send_push_notification"],
+                    choice="send_sms",
+                    probabilities={"send_sms": 0.91, "send_push_notification": 0.05, "defer_to_llm": 0.04},
+                    confidence=0.865,
+                    band="high",
+                    action="confirm",
+                    outcome="approved",
+                    latency_ms=3.2,
+                ),
+            ),
+            Turn(
+                message='multi\nline "quoted" [brackets] 中文 ✓',
+                decision=TurnDecision(choice="defer_to_llm", band="low", action="fallback", outcome="fallback_done"),
+                fallback=FallbackRecord(command=["llm", "-m", "local"], exit_code=0, output="hello\nworld", duration_ms=12.5),
+            ),
+        ],
+    )
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = save_session(sample(), tmp_path / "s.toml")
+    loaded = load_session(path)
+    assert loaded.session == sample().session
+    assert loaded.turns == sample().turns
+
+
+def test_file_is_diff_friendly(tmp_path: Path) -> None:
+    text = dumps_session(sample())
+    data = tomllib.loads(text)
+    first = data["turns"][0]
+    assert list(first)[:2] == ["message", "label"]
+    assert "acceptable" not in first  # empty values are left out
+    assert "error" not in first["decision"]
+    assert data["session"]["version"] == 1
+    assert "reported_confidence" not in first["decision"]
+
+
+def test_hand_written_eval_file(tmp_path: Path) -> None:
+    path = tmp_path / "cases.toml"
+    path.write_text('[session]\nid = "cases"\ncatalog = "demo"\n\n[[turns]]\nmessage = "hi"\nlabel = "defer_to_llm"\nacceptable = ["ask_user"]\n')
+    session = load_session(path)
+    assert session.labelled()[0].acceptable == ["ask_user"]
+    assert session.turns[0].decision is None
+
+
+def test_unknown_keys_survive_but_typos_are_errors(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('[session]\nid = "x"\n[[turns]]\nmessage = "hi"\nreviewer = "ana"\n')
+    session = load_session(path)
+    save_session(session, path)
+    assert 'reviewer = "ana"' in path.read_text()
+    path.write_text('[session]\nid = "x"\n[[turns]]\nmessage = "hi"\nlable = "send_sms"\n')
+    with pytest.raises(SessionError) as info:
+        load_session(path)
+    assert info.value.lines() == [f"{path}: turns[0]: unknown key 'lable' (did you mean 'label'?)"]
+
+
+def test_corrupt_file_is_reported_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text("[session\nid = broken")
+    before = path.read_bytes()
+    with pytest.raises(SessionError, match="corrupt session file.*left untouched"):
+        load_session(path)
+    assert path.read_bytes() == before
+
+
+def test_invalid_turn_reports_index(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('[session]\nid = "x"\n[[turns]]\nlabel = "a"\n')
+    with pytest.raises(SessionError) as info:
+        load_session(path)
+    assert info.value.lines() == [f"{path}: turns[0]: field 'message' is required"]
+
+
+def test_atomic_write_keeps_old_file_when_writing_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text("old content")
+
+    def boom(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write_text(path, "new content")
+    assert path.read_text() == "old content"
+    assert [p.name for p in tmp_path.iterdir()] == ["s.toml"]  # no temp file left behind
+
+
+def test_save_into_unwritable_folder_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(SessionError, match="cannot save the session"):
+        save_session(sample(), blocker / "s.toml")
+
+
+def test_unused_path(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text("")
+    assert unused_path(tmp_path, "a") == tmp_path / "a-2.toml"
+    assert unused_path(tmp_path, "b") == tmp_path / "b.toml"
+
+
+def test_bundled_bench_loads() -> None:
+    from tui_router.resources import bundled_session
+
+    session = load_session(bundled_session("demo-bench"))
+    labels = [t.label for t in session.turns]
+    assert len(labels) == 30 and labels.count("defer_to_llm") == 5
