@@ -123,14 +123,70 @@ async def turns(passes: int) -> dict[str, float]:
     }
 
 
+async def screenshots(folder: Path) -> None:
+    """The README's pictures: the demo catalog, the local backend, a few turns, real files."""
+    from datetime import UTC, datetime
+
+    from textual.widgets import Input
+
+    from tui_router.app.app import RouterConsole
+    from tui_router.app.messages import LabelChanged
+    from tui_router.app.screens.confirm import ConfirmTurnModal
+    from tui_router.app.widgets.decision_log import DecisionLog
+    from tui_router.config import Config
+
+    folder.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="console-shots-"))
+    os.chdir(work)
+    # (message, the option a person would pick): a confirm dialog is approved when the router agrees
+    messages = [
+        ("book a meeting with Anna tomorrow at 10", "create_event"),
+        ("grant bob access to the payments repo", "grant_access"),
+        ("Text Jordan that the deploy finished", "send_sms"),
+        ("what's the weather on mars?", "defer_to_llm"),
+    ]
+    for size, name in (((120, 40), "console-main.svg"), ((80, 24), "console-80x24.svg")):
+        app = RouterConsole(Config(sessions_dir="sessions"), clock=lambda: datetime(2026, 11, 30, 10, 4, 12, tzinfo=UTC), session_id="demo-triage")
+        async with app.run_test(size=size) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            for message, expected in messages:
+                app.query_one("#message", Input).value = message
+                await pilot.press("enter")
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                if isinstance(app.screen, ConfirmTurnModal):
+                    if name == "console-main.svg":
+                        app.save_screenshot("console-confirm.svg", path=str(folder))
+                    await pilot.press("y" if app.screen.request.choice == expected else "n")
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+            for index, (_, expected) in enumerate(messages):
+                if index != 2:  # one turn left unlabelled
+                    app.post_message(LabelChanged(index, expected))
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            app.query_one(DecisionLog).select(1)
+            for box in app.query(Input):
+                box.cursor_blink = False
+            app.clear_notifications()
+            await pilot.pause()
+            app.save_screenshot(name, path=str(folder))
+    print(f"saved console-main.svg, console-80x24.svg and console-confirm.svg in {folder}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--runs", type=int, default=5, help="fresh processes for the start-up figure")
     parser.add_argument("--turns", type=int, default=3, help="passes over the 30 demo-bench messages")
+    parser.add_argument("--screenshots", metavar="DIR", type=Path, help="only save the README's SVG screenshots in DIR")
     args = parser.parse_args()
     if args.child:
         child()
+        return
+    if args.screenshots:
+        asyncio.run(screenshots(args.screenshots.resolve()))
         return
     up = startup(args.runs)
     print(f"start-up to first frame   p50 {up['first_frame_p50_s']:.2f} s  max {up['first_frame_max_s']:.2f} s  (goal <= 1.5 s; {args.runs} fresh processes)")

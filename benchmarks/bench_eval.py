@@ -7,6 +7,7 @@ Runs are sequential; the median is the figure quoted in the README.
     /work/venv/bin/python benchmarks/bench_eval.py                 # 3 runs, local backend
     /work/venv/bin/python benchmarks/bench_eval.py --runs 5 --backend bm25
     /work/venv/bin/python benchmarks/bench_eval.py --cases sessions/demo-bench.toml --catalog demo
+    /work/venv/bin/python benchmarks/bench_eval.py --readme-table   # the README's headline rows
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-learn", action="store_true")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--readme-table", action="store_true", help="print the README headline table (demo-bench and MetaTool, local and bm25)")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
+    if args.readme_table:
+        return readme_table()
     from tui_router.catalog import load_catalog
     from tui_router.config import Config
     from tui_router.evaluate import run_eval
@@ -81,6 +85,39 @@ def main() -> int:
             f"{result['turns_per_second']} turns/s; route p50 {result['route_p50_ms']} ms, p95 {result['route_p95_ms']} ms; "
             f"load average {result['load_average_1m']} on {result['cpus']} cpus"
         )
+    return 0
+
+
+def readme_table() -> int:
+    """The headline rows quoted in README.md, from the same eval as `tui-router eval`."""
+    from tui_router.catalog import load_catalog
+    from tui_router.config import Config
+    from tui_router.evaluate import run_eval
+    from tui_router.report import pct
+
+    sets = [
+        ("demo-bench (30)", [ROOT / "sessions" / "demo-bench.toml"], "demo"),
+        ("MetaTool dev (1,759, 199 tools)", [METATOOL / "cases-dev.toml"], str(METATOOL / "catalog.toml")),
+    ]
+    print("| Cases | Backend | Retrieval recall | Top-1 | Top-1 (acc.) | Top-3 | None P / R | Wrong-execute | ECE |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, cases, catalog_spec in sets:
+        catalog = load_catalog(catalog_spec)
+        for backend, label in (("local", "local, leave-one-out"), ("bm25", "bm25 baseline")):
+            r = run_eval(cases, Config(), catalog=catalog, backend=backend)
+            o = r.overall
+            cells = [
+                name,
+                label,
+                pct(o.retrieval_recall, counts=False),
+                pct(o.top1, counts=False),
+                pct(o.top1_acceptable, counts=False),
+                pct(o.top3, counts=False),
+                f"{pct(o.none_precision, counts=False)} / {pct(o.none_recall, counts=False)}",
+                pct(r.wrong_execute_rate, counts=False),
+                "n/a" if r.ece is None else f"{r.ece:.3f}",
+            ]
+            print("| " + " | ".join(cells) + " |")
     return 0
 
 

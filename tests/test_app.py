@@ -20,6 +20,7 @@ from app_harness import (
     thresholds_for,
 )
 from textual import events
+from textual.widgets import Input
 
 from tui_router.app.messages import DecisionReady, LabelChanged, OutcomeRecorded, TurnSubmitted
 from tui_router.app.screens.confirm import ConfirmTurnModal
@@ -123,7 +124,8 @@ async def test_choose_another_reroutes_and_escape_decides_later(tmp_path: Path) 
         await pilot.press("c")
         await pilot.pause()
         assert isinstance(app.screen, OptionPicker)
-        await pilot.press(*"lstev")  # fuzzy: l-i-s-t-_-e-v... matches list_events
+        app.screen.query_one("#picker-filter").value = "lstev"  # fuzzy: l…s…t…e…v matches list_events
+        await pilot.pause()
         await pilot.press("enter")
         await settle(app, pilot)
         d = app.session.turns[0].decision
@@ -175,7 +177,7 @@ async def test_labelling_with_a_l_and_x(tmp_path: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, OptionPicker)
         picker = app.screen
-        await pilot.press(*"human")
+        await pilot.press(*"hum")  # typed: the filter follows each key
         await pilot.pause()
         assert picker.query_one("#picker-list").get_option_at_index(0).id == "human_review"
         await pilot.press("enter")
@@ -186,7 +188,9 @@ async def test_labelling_with_a_l_and_x(tmp_path: Path) -> None:
         # the none option is a label like any other (the picker lists it)
         await pilot.press("down", "l")
         await pilot.pause()
-        await pilot.press(*"defer", "enter")
+        app.screen.query_one("#picker-filter").value = "defer"
+        await pilot.pause()
+        await pilot.press("enter")
         await settle(app, pilot)
         assert app.session.turns[1].label == "defer_to_llm"
 
@@ -406,8 +410,11 @@ async def test_help_palette_and_save_as(tmp_path: Path) -> None:
         await submit(app, pilot, AGENDA)
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"session: save as")
-        await pilot.pause(0.3)
+        app.screen.query_one(Input).value = "session: save as"
+        for _ in range(50):  # the palette searches in the background
+            await pilot.pause(0.05)
+            if "session: save as" in screen_text(app).split("session: save as", 1)[-1]:
+                break
         await pilot.press("enter")
         await pilot.pause()
         assert type(app.screen).__name__ == "PromptModal"

@@ -46,6 +46,15 @@ async def test_fallback_output_exit_code_and_duration_are_shown_and_saved(tmp_pa
         assert "fallback exit 0" in text and f"LLM: {MARS.upper()}" in text
         assert any(n.startswith("Fallback for turn 1: exit 0 in") for n in notifications(app))
 
+        # f on a turn that is not waiting for the fallback explains why and runs nothing
+        app.set_thresholds(0.0, 0.0)  # everything high
+        await submit(app, pilot, AGENDA)
+        assert app.session.turns[1].decision.action == "execute"
+        await pilot.press("escape", "f")
+        await pilot.pause()
+        assert any("Turn 2 is not waiting for the fallback" in n for n in notifications(app))
+        assert app.session.turns[1].fallback is None and len(finished) == 1
+
 
 async def test_failing_command_is_saved_with_its_error_and_the_turn_stays_pending(tmp_path: Path) -> None:
     config = make_config(tmp_path, fallback=fallback_section("fail.py"))
@@ -105,18 +114,4 @@ async def test_no_command_configured_says_how_to_configure_it(tmp_path: Path) ->
         assert note, notifications(app)
         assert "[fallback]" in note[0] and 'command = ["your-llm", "--flag"]' in note[0]
         assert str(tmp_path / "tui-router.toml") in note[0]
-        assert app.session.turns[0].fallback is None
-
-
-async def test_f_on_a_turn_that_is_not_pending_explains_why(tmp_path: Path) -> None:
-    config = make_config(tmp_path, fallback=fallback_section("upper.py"))
-    app = make_app(config)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(0.0, 0.0)  # everything high
-        await submit(app, pilot, AGENDA)
-        assert app.session.turns[0].decision.action == "execute"
-        await pilot.press("escape", "f")
-        await pilot.pause()
-        assert any("is not waiting for the fallback" in n for n in notifications(app))
         assert app.session.turns[0].fallback is None

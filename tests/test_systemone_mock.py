@@ -79,8 +79,8 @@ def test_clean_mock_routes_and_records_the_resolved_model(jev_mocks):
     assert decision.backend == "systemone"
     assert decision.model == "jevcompat-mock-0.1"  # what the server says answered, not the alias we sent
     assert decision.path == "single"
-    assert decision.options[:4] == ["send_sms", "fetch_url", "write_file", "send_push_notification"]
-    assert decision.options[-1] == "defer_to_llm"
+    assert decision.options == [c.id for c in decision.candidates] + ["defer_to_llm"]
+    assert "send_sms" in decision.options
     turn = decision.to_turn_decision()
     assert turn.model == "jevcompat-mock-0.1" and turn.backend == "systemone"
     # the mock is deterministic: the reported confidence is the reference formula

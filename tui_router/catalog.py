@@ -12,10 +12,11 @@ import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from . import tomlio
 from .errors import CatalogError, did_you_mean
 from .resources import bundled_catalogs
 
@@ -33,39 +34,23 @@ class Risk(StrEnum):
     escalation = "escalation"
 
 
+ToolId = Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Word = Annotated[str, StringConstraints(strip_whitespace=True)]
+
+
 class Tool(BaseModel):
+    # Constraints are declared (checked in pydantic-core, not Python) so 10,000 tools load fast.
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
-    id: str
-    when_to_use: str
+    id: ToolId
+    when_to_use: Text
     title: str | None = None
     category: str | None = None
     risk: Risk = Risk.read
-    keywords: tuple[str, ...] = ()
-    examples: tuple[str, ...] = ()
+    keywords: tuple[Word, ...] = ()
+    examples: tuple[Word, ...] = ()
     input_schema: dict[str, Any] | None = Field(default=None, alias="schema")
-
-    @field_validator("id")
-    @classmethod
-    def _id_form(cls, value: str) -> str:
-        if not ID_PATTERN.match(value):
-            raise ValueError(
-                f"'{value}' is not a valid id (lower-case letter first, then a-z 0-9 _ . : -, at most 64 characters)"
-            )
-        return value
-
-    @field_validator("when_to_use")
-    @classmethod
-    def _non_empty(cls, value: str) -> str:
-        value = value.strip()
-        if not value:
-            raise ValueError("must not be empty")
-        return value
-
-    @field_validator("keywords", "examples")
-    @classmethod
-    def _strings(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(v.strip() for v in value if v.strip())
 
     @property
     def is_escalation(self) -> bool:
@@ -194,6 +179,10 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
             for err in exc.errors():
                 field = _field_name(err["loc"])
                 msg = "is required" if err["type"] == "missing" else _clean_msg(err["msg"])
+                if err["type"] == "string_pattern_mismatch" and field == "id":
+                    msg = f"{raw.get('id')!r} is not a valid id (lower-case letter first, then a-z 0-9 _ . : -, at most 64 characters)"
+                elif err["type"] == "string_too_short" and field == "when_to_use":
+                    msg = "must not be empty"
                 if field == "risk" and err["type"] == "enum":
                     msg = f"unknown risk {raw.get('risk')!r}; use one of {', '.join(r.value for r in Risk)}"
                 problems.append(f"{where}: field '{field}' {msg}")
@@ -243,7 +232,7 @@ def load_catalog(spec: str | Path) -> Catalog:
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read the catalog ({exc.strerror or exc})") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomlio.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise CatalogError(f"{path}: not a TOML file (it is not UTF-8 text)") from None
     except tomllib.TOMLDecodeError as exc:

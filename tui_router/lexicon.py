@@ -140,6 +140,11 @@ def _llm_native() -> tuple[frozenset[tuple[str, ...]], tuple[str, ...]]:
     return frozenset(words), tuple(cjk)
 
 
+@lru_cache(maxsize=1)
+def _phrase_starts() -> frozenset[str]:
+    return frozenset(key[0] for key in _tables()[0])
+
+
 def _ngrams(tokens: list[str], longest: int):
     for size in range(1, longest + 1):
         for start in range(len(tokens) - size + 1):
@@ -157,10 +162,15 @@ def concept_sources(text: str, tokens: list[str] | None = None) -> dict[str, set
     if tokens is None:
         tokens = list(_stem_phrase(text))
     found: dict[str, set[str]] = {}
-    for gram in _ngrams(list(tokens), longest):
-        for concept in phrases.get(gram, ()):
-            found.setdefault(concept, set()).update(gram)
-    if cjk:
+    starts = _phrase_starts()
+    for i, token in enumerate(tokens):
+        if token not in starts:
+            continue
+        for size in range(1, min(longest, len(tokens) - i) + 1):
+            gram = tuple(tokens[i : i + size])
+            for concept in phrases.get(gram, ()):
+                found.setdefault(concept, set()).update(gram)
+    if cjk and not text.isascii():
         folded = fold(text)
         for needle, concept in cjk:
             if needle in folded:
@@ -193,6 +203,13 @@ def llm_native_cues(text: str, catalog_vocabulary: set[str] | frozenset[str]) ->
 
 def analyze(text: str) -> list[str]:
     """Words plus concept tokens: what retrieval and the local model index and match."""
-    from .textnorm import tokenize
+    return list(_analyze(text))
 
-    return tokenize(text) + concepts(text)
+
+@lru_cache(maxsize=131072)
+def _analyze(text: str) -> tuple[str, ...]:
+    # Cached: the retriever and the local model analyse the same catalog fields.
+    from .textnorm import tokens_with_stops
+
+    pairs = tokens_with_stops(text)
+    return tuple([t for t, stop in pairs if not stop] + concepts(text, [t for t, _ in pairs]))

@@ -79,6 +79,8 @@ def stem(word: str) -> str:
 
 def fold(text: str) -> str:
     """NFKC + case fold + strip combining accents (teléfono -> telefono)."""
+    if text.isascii():
+        return text.lower()
     text = unicodedata.normalize("NFKC", text).casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
@@ -89,6 +91,8 @@ _ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})s\b")
 
 def split_identifier(text: str) -> str:
     """sendPushNotification / send_push_notification / send-sms -> space separated words."""
+    if text.islower() or text.isupper():
+        return text.replace("_", " ").replace("-", " ").replace(".", " ").replace(":", " ")
     text = _ACRONYM_PLURAL.sub(r"\1", text)  # CSVs -> CSV, URLs -> URL
     return _CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").replace(".", " ").replace(":", " ")
 
@@ -98,23 +102,30 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(split_identifier(text)))
 
 
-def tokenize(
-    text: str, *, keep_stopwords: bool = False, correct: Callable[[str], str | None] | None = None
-) -> list[str]:
-    """Tokens for BM25 and overlap scoring. `correct` may replace a misspelt word before stemming."""
-    tokens: list[str] = []
+def tokens_with_stops(text: str, correct: Callable[[str], str | None] | None = None) -> list[tuple[str, bool]]:
+    """(stemmed token, is a stopword) for every token; `correct` may fix a misspelt word first."""
+    out: list[tuple[str, bool]] = []
+    ascii_only = text.isascii()
     for word in words(text):
-        if _NO_SPACE_SCRIPT.search(word):
-            tokens.extend(_cjk_tokens(word))
+        if not ascii_only and _NO_SPACE_SCRIPT.search(word):
+            out.extend((t, False) for t in _cjk_tokens(word))
             continue
-        if not keep_stopwords and word in STOPWORDS:
+        if word in STOPWORDS:
+            out.append((word, True))
             continue
         if len(word) == 1 and word.isascii() and not word.isdigit():
             continue
         if correct is not None:
             word = correct(word) or word
-        tokens.append(stem(word))
-    return tokens
+        out.append((stem(word), False))
+    return out
+
+
+def tokenize(
+    text: str, *, keep_stopwords: bool = False, correct: Callable[[str], str | None] | None = None
+) -> list[str]:
+    """Tokens for BM25 and overlap scoring. `correct` may replace a misspelt word before stemming."""
+    return [t for t, stop in tokens_with_stops(text, correct) if keep_stopwords or not stop]
 
 
 def _cjk_tokens(word: str) -> list[str]:

@@ -13,6 +13,18 @@ if TYPE_CHECKING:
     from ..config import Config
 
 
+def check_terminal() -> None:
+    """The console draws on a terminal; without one say so in one sentence (exit 2)."""
+    import sys
+
+    from ..errors import UserError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UserError(
+            "the console needs an interactive terminal; for scripts use `tui-router route`, `eval` or `replay --headless`"
+        )
+
+
 def run_console(config: Config, session_path: str | Path | None = None) -> int:
     """Open the console on a new session, or continue the session in `session_path`.
 
@@ -22,6 +34,7 @@ def run_console(config: Config, session_path: str | Path | None = None) -> int:
     from ..session import load_session
 
     session = load_session(session_path) if session_path else None
+    check_terminal()
     from .app import RouterConsole
 
     app = RouterConsole(config, session=session)
@@ -34,6 +47,7 @@ def run_replay(config: Config, session_path: str | Path) -> int:
     from ..session import load_session
 
     session = load_session(session_path)
+    check_terminal()
     from .app import RouterConsole
 
     app = RouterConsole(config, replay=session)

@@ -142,7 +142,7 @@ class RouterConsole(App[int]):
                     with VerticalScroll(id="turn-detail-scroll"):
                         yield Static("", id="turn-detail")
         yield MessageInput(id="message")
-        yield Footer(compact=True)  # compact: the log's bindings fit in 80 columns
+        yield Footer()
 
     @property
     def log_table(self) -> DecisionLog:
@@ -176,7 +176,7 @@ class RouterConsole(App[int]):
         open_ = self._catalog_open if self._catalog_open is not None else not narrow
         main.set_class(open_, "-catalog-open")
         log = self.query_one("#log", DecisionLog)
-        catalog_width = 0 if narrow or not open_ else (38 if width >= WIDE else 30)
+        catalog_width = 0 if narrow or not open_ else (38 if width >= WIDE else 34)
         compact = width - catalog_width < 104
         if compact != log.compact:
             log.compact = compact
@@ -373,6 +373,10 @@ class RouterConsole(App[int]):
         decision = self.session.turns[index].decision if 0 <= index < len(self.session.turns) else None
         if decision is not None and decision.action == "confirm" and decision.outcome == "pending":
             self.open_confirm(index)
+        elif self.session.turns[index].fallback is not None:
+            from .screens.output import FallbackOutputScreen
+
+            self.push_screen(FallbackOutputScreen(index, self.session.turns[index].fallback))
         elif fallback_pending(decision) and decision.outcome != "fallback_done":
             self.notify("This turn waits for the fallback LLM: press f to send it.", markup=False)
 
@@ -815,6 +819,13 @@ class RouterConsole(App[int]):
             self.notify("The session could not be saved. Press q again to quit anyway (unsaved turns are lost).", severity="error", timeout=15, markup=False)
             return
         self.exit(0)
+
+    async def on_unmount(self) -> None:
+        if self.router is not None:
+            try:
+                await self.router.aclose()  # e.g. the HTTP client of a systemone backend
+            except Exception:
+                pass
 
     # ------------------------------------------------------------------ command palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

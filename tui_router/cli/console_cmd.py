@@ -7,9 +7,7 @@ actually opens (so `route`, `eval` and `--help` never pay for it).
 from __future__ import annotations
 
 import argparse
-import sys
 
-from ..errors import UserError
 from .common import add_common, config_from_args
 
 
@@ -24,11 +22,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_open)
 
 
-def _check_terminal() -> None:
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UserError("the console needs an interactive terminal; for scripts use `tui-router route`, `eval` or `replay --headless`")
-
-
 def _check_catalog(config) -> None:
     """Fail before drawing anything when the catalog cannot even be found (parsing happens later, in a worker)."""
     from ..catalog import resolve_catalog_path
@@ -40,19 +33,15 @@ def run_console(args: argparse.Namespace) -> int:
     """The default handler: `tui-router` with no subcommand."""
     config = config_from_args(args)
     _check_catalog(config)
-    _check_terminal()
     from ..app import run_console as open_console
 
     return open_console(config)
 
 
 def run_open(args: argparse.Namespace) -> int:
-    from ..session import load_session
-
+    """A corrupt or missing file: one clear line and exit 2 (the file is left untouched)."""
     config = config_from_args(args)
     _check_catalog(config)
-    load_session(args.file)  # a corrupt or missing file: one clear line and exit 2, file untouched
-    _check_terminal()
     from ..app import run_console as open_console
 
     return open_console(config, args.file)

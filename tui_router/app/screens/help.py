@@ -37,7 +37,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("x", "clear the label"),
             ("f", "send a pending turn to the fallback LLM command"),
             ("c", "cancel the running fallback command"),
-            ("enter", "confirm a turn still waiting for approval"),
+            ("enter", "confirm a waiting turn, or read its fallback output"),
             ("i", "back to the message box"),
         ],
     ),

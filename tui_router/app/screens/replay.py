@@ -183,6 +183,13 @@ class ReplayScreen(Screen[None]):
         router = app.router
         if router is None:
             raise RuntimeError(app._router_error or "no router is loaded")
+        named = self.session.session.catalog
+        if named and named != router.catalog.name:
+            app.notify(
+                f"This session was labelled for catalog '{named}' but the catalog in use is '{router.catalog.name}'.",
+                severity="warning",
+                markup=False,
+            )
         rows = []
         for position, turn in enumerate(self.session.turns):
             # never use a turn as evidence for itself (the local backend learns from labelled sessions)

@@ -12,6 +12,7 @@ from textual.widgets.option_list import Option
 
 from ...catalog import NONE_DESCRIPTION, Catalog, Tool
 from ..view import RISK_STYLE
+from .candidates import SHORT_RISK
 
 
 def tool_matches(tool: Tool, words: list[str]) -> bool:
@@ -27,7 +28,8 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
     words = query.lower().split()
     options: list[Option] = []
     longest = max([len(t.id) for t in catalog.tools] + [len(catalog.none_option)])
-    pad = max(0, min(longest, width - 2 - max(len(t.risk.value) for t in catalog.tools)))
+    room = width - 3  # the option's own padding and the leading space
+    pad = max(0, min(longest, room - 1 - max(len(t.risk.value) for t in catalog.tools)))
     groups = catalog.categories()
     escalation = [t for t in catalog.tools if t.is_escalation]
     for category, tools in groups.items():
@@ -35,11 +37,11 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
         if not shown:
             continue
         options.append(Option(Content.styled(f"{category} ({len(shown)})", "bold $text-accent"), disabled=True))
-        options.extend(_tool_option(t, pad) for t in shown)
+        options.extend(_tool_option(t, pad, room) for t in shown)
     shown = [t for t in escalation if tool_matches(t, words)]
     if shown:
         options.append(Option(Content.styled("escalation", "bold $text-accent"), disabled=True))
-        options.extend(_tool_option(t, pad) for t in shown)
+        options.extend(_tool_option(t, pad, room) for t in shown)
     none_text = f"{catalog.none_option} {NONE_DESCRIPTION}".lower()
     if all(word in none_text for word in words):
         options.append(Option(Content.styled("none option", "bold $text-accent"), disabled=True))
@@ -47,9 +49,12 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
     return options
 
 
-def _tool_option(tool: Tool, pad: int) -> Option:
+def _tool_option(tool: Tool, pad: int, room: int) -> Option:
+    risk = tool.risk.value
+    if max(len(tool.id), pad) + 1 + len(risk) > room:
+        risk = SHORT_RISK.get(risk, risk)  # a long id in a narrow pane: the risk word shortened, never dropped
     return Option(
-        Content.assemble(" ", tool.id.ljust(pad), " ", (tool.risk.value, RISK_STYLE.get(tool.risk.value, ""))),
+        Content.assemble(" ", tool.id.ljust(pad), " ", (risk, RISK_STYLE.get(tool.risk.value, ""))),
         id=tool.id,
     )
 

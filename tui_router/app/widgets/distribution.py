@@ -34,10 +34,15 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
     style = BAND_STYLE.get(d.band, "bold")
     parts: list[Content] = []
     # First line: the verdict. Bars next (they matter most at 80x24), numbers and thresholds after.
-    head = Content.assemble((d.band.upper(), style), (" → ", "$text-muted"), (d.action, "bold"))
+    head = Content.assemble(
+        (d.band.upper(), style),
+        " ",
+        (fmt_prob(d.confidence), style),
+        (" → ", "$text-muted"),
+        (d.action, "bold"),
+    )
     if d.outcome not in ("pending", "proposed"):
-        head = head + Content.styled(f" ({d.outcome}" + (f" {d.rerouted_to}" if d.rerouted_to else "") + ")", "$text-muted")
-    head = head + Content.assemble(("  confidence ", "$text-muted"), (fmt_prob(d.confidence), style))
+        head = head + Content.styled(f" · {d.outcome}" + (f" {d.rerouted_to}" if d.rerouted_to else ""), "$text-muted")
     parts.append(head)
     if d.error:
         parts.append(Content.assemble(("error ", "bold $error"), (d.error, "$error")))
