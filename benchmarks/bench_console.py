@@ -146,7 +146,11 @@ async def screenshots(folder: Path) -> None:
         ("what's the weather on mars?", "defer_to_llm"),
     ]
     for size, name in (((120, 40), "console-main.svg"), ((80, 24), "console-80x24.svg")):
-        app = RouterConsole(Config(sessions_dir="sessions"), clock=lambda: datetime(2026, 11, 30, 10, 4, 12, tzinfo=UTC), session_id="demo-triage")
+        app = RouterConsole(
+            Config(sessions_dir="sessions"),
+            clock=lambda: datetime(2026, 11, 30, 10, 4, 12, tzinfo=UTC),
+            session_id=f"demo-triage-{size[0]}x{size[1]}",
+        )
         async with app.run_test(size=size) as pilot:
             await app.workers.wait_for_complete()
             await pilot.pause()

@@ -22,9 +22,8 @@ WIDE_COLUMNS = [
     ("outcome", "outcome", 9),
     ("label", "label", 16),
 ]
-# At 80 columns: no time and action; narrower ids (cut with an ellipsis, never silently).
-COMPACT_COLUMNS = [
-    ("n", "#", 2),
+# At 80 columns: no number, time and action; narrower ids (cut with an ellipsis, never silently).
+COMPACT_COLUMNS = [  # no turn number: the panes' subtitles and notifications name it
     ("message", "message", 0),
     ("choice", "choice", 13),
     ("conf", "conf", 4),
