@@ -716,10 +716,8 @@ class EvalReport(BaseModel):
             "per_tag": {k: v.to_json() for k, v in self.per_tag.items()},
             "per_category": {k: v.to_json() for k, v in self.per_category.items()},
             "latency_ms": {k: _round(v, 3) for k, v in self.latency_ms.items()},
-            "context_bytes": self.context_bytes.model_dump() if self.context_bytes else None,
+            "context_bytes": {k: round(v, 1) for k, v in self.context_bytes.model_dump().items()} if self.context_bytes else None,
         }
-        if self.context_bytes:
-            out["context_bytes"] = {k: round(v, 1) for k, v in self.context_bytes.model_dump().items()}
         if with_turns:
             out["turns"] = [t.to_json() for t in self.turns]
         return out

@@ -101,7 +101,7 @@ class Retriever:
             return {}
         ids = sorted(hits)
         values = self.bm25.get_batch_scores(terms, ids)
-        return {i: s for i, s in zip(ids, values) if s > 0}
+        return {i: s for i, s in zip(ids, values, strict=True) if s > 0}
 
     def retrieve(self, message: str, extra: list[str] | tuple[str, ...] = ()) -> Retrieval:
         """Top-k BM25 candidates, then `extra` ids (a backend's suggestions), always_include and

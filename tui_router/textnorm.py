@@ -137,7 +137,7 @@ def _cjk_tokens(word: str) -> list[str]:
     def flush_run() -> None:
         if run:
             out.extend(run)
-            out.extend(a + b for a, b in zip(run, run[1:]))
+            out.extend(a + b for a, b in zip(run, run[1:], strict=False))
             run.clear()
 
     def flush_latin() -> None:

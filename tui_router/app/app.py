@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, OptionList
 from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
@@ -59,6 +59,7 @@ from .widgets.decision_log import DecisionLog
 from .widgets.distribution import DistributionView
 from .widgets.message_input import MessageInput
 from .widgets.status import StatusLine
+from .widgets.text import PaneText
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -138,9 +139,11 @@ class RouterConsole(App[int]):
                         yield DistributionView(id="distribution")
                 with Vertical(id="log-pane") as pane:
                     pane.border_title = "Decision log"
-                    yield DecisionLog(id="log")
+                    header = PaneText("", id="log-header")
+                    yield header
+                    yield DecisionLog(header, id="log")
                     with VerticalScroll(id="turn-detail-scroll"):
-                        yield Static("", id="turn-detail")
+                        yield PaneText("", id="turn-detail")
         yield MessageInput(id="message")
         yield Footer()
 
@@ -363,13 +366,13 @@ class RouterConsole(App[int]):
             self.notify(f"Replay failed: {error}", severity="error", markup=False)
 
     # ------------------------------------------------------------------ the selected turn
-    @on(DataTable.RowHighlighted, "#log")
-    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.show_turn(event.cursor_row)
+    @on(OptionList.OptionHighlighted, "#log")
+    def _row_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.show_turn(event.option_index)
 
-    @on(DataTable.RowSelected, "#log")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
-        index = event.cursor_row
+    @on(OptionList.OptionSelected, "#log")
+    def _row_selected(self, event: OptionList.OptionSelected) -> None:
+        index = event.option_index
         decision = self.session.turns[index].decision if 0 <= index < len(self.session.turns) else None
         if decision is not None and decision.action == "confirm" and decision.outcome == "pending":
             self.open_confirm(index)
@@ -384,11 +387,11 @@ class RouterConsole(App[int]):
         turns = self.session.turns
         candidates = self.query_one("#candidates", CandidatesView)
         distribution = self.query_one("#distribution", DistributionView)
-        detail = self.query_one("#turn-detail", Static)
+        detail = self.query_one("#turn-detail", PaneText)
         if index is None or not 0 <= index < len(turns):
             candidates.show(None, self.router.catalog if self.router else None)
             distribution.show(None)
-            detail.update(Content.styled("Type a user message below and press Enter. Press F1 for help.", "$text-muted"))
+            detail.set_content(Content.styled("Type a user message below and press Enter. Press F1 for help.", "$text-muted"))
             return
         turn = turns[index]
         none_option = self.router.catalog.none_option if self.router else "defer_to_llm"
@@ -404,7 +407,7 @@ class RouterConsole(App[int]):
         subtitle = Content(f"turn {index + 1}")
         self.query_one("#candidates-pane").border_subtitle = subtitle
         self.query_one("#distribution-pane").border_subtitle = subtitle
-        detail.update(turn_detail(turn))
+        detail.set_content(turn_detail(turn))
 
     # ------------------------------------------------------------------ confirm
     def open_confirm(self, index: int) -> None:

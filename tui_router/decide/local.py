@@ -30,10 +30,9 @@ import numpy as np
 
 from ..catalog import Catalog, Tool
 from ..config import Config
-from ..retrieve import Retriever
 from ..lexicon import analyze, concept_sources, llm_native_cues
-from ..textnorm import STOPWORDS, tokenize
-from ..textnorm import fold
+from ..retrieve import Retriever
+from ..textnorm import STOPWORDS, fold, tokenize
 from .base import Answer, DecisionBackend, Question, argmax, softmax
 
 MODEL_NAME = "local-lexical-1"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
 
 from ...catalog import Catalog
 from ..format import shorten
 from ..view import RISK_STYLE, TurnView
+from .text import PaneText
 
 # Used only when the pane is too narrow for the full risk names (the help screen lists them).
 SHORT_RISK = {"outbound": "out", "permission": "perm", "escalation": "esc", "payment": "pay"}
@@ -66,7 +66,7 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
     return Content("\n").join(lines)
 
 
-class CandidatesView(Static):
+class CandidatesView(PaneText):
     def __init__(self, **kwargs) -> None:
         super().__init__("", **kwargs)
         self.view: TurnView | None = None
@@ -82,4 +82,4 @@ class CandidatesView(Static):
 
     def _redraw(self) -> None:
         width = self.content_region.width or self.size.width or 40
-        self.update(render_candidates(self.view, self.catalog, width))
+        self.set_content(render_candidates(self.view, self.catalog, width))

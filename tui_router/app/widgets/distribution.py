@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
 
 from ...policy import margin_of
 from ..format import fmt_prob, shorten
 from ..view import BAND_STYLE, TurnView
+from .text import PaneText
 
 BAR = "█"
 TRACK = "░"
@@ -78,7 +78,7 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
     return Content("\n").join(parts)
 
 
-class DistributionView(Static):
+class DistributionView(PaneText):
     """Bars for the selected turn's distribution, redrawn to the pane's width."""
 
     def __init__(self, **kwargs) -> None:
@@ -94,4 +94,4 @@ class DistributionView(Static):
 
     def _redraw(self) -> None:
         width = self.content_region.width or self.size.width or 40
-        self.update(render_distribution(self.view, width))
+        self.set_content(render_distribution(self.view, width))

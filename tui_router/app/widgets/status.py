@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.content import Content
-from textual.widgets import Static
+
+from .text import PaneText
 
 
 @dataclass
@@ -28,7 +29,13 @@ class Status:
         full = self.render_full(sep)
         if full.cell_length <= width - 2:
             return full
-        return self.render_compact(sep, thresholds=f"high ≥ {self.high:g} · medium ≥ {self.medium:g}", width=width)
+        long_thresholds = f"high ≥ {self.high:g} · medium ≥ {self.medium:g}"
+        short_thresholds = f"≥{self.high:g}/≥{self.medium:g}"
+        for thresholds, name in ((long_thresholds, True), (short_thresholds, True), (short_thresholds, False)):
+            compact = self.render_compact(sep, thresholds, name)
+            if compact.cell_length <= width - 2:
+                return compact
+        return self.render_compact(sep, short_thresholds, True)  # two lines, wrapped between words
 
     def render_full(self, sep: tuple[str, str]) -> Content:
         catalog = self.catalog + (f" ({self.options} options)" if self.options is not None else "")
@@ -50,22 +57,19 @@ class Status:
         if self.saved is None:
             parts += [("session ", "$text-muted"), self.session or "new", (" (new)", "$text-muted")]
         elif self.saved:
-            parts += [("session ", "$text-muted"), self.session, (" ● saved", "$success")]
+            parts += [("session ", "$text-muted"), self.session, (" (saved)", "$success")]
         else:
-            parts += [("session ", "$text-muted"), self.session, (" ● unsaved", "bold $warning")]
+            parts += [("session ", "$text-muted"), self.session, (" (unsaved)", "bold $warning")]
         if self.loading:
             parts += [sep, (self.loading, "italic $warning")]
         return Content.assemble(*parts)
 
 
-    def render_compact(self, sep: tuple[str, str], thresholds: str, width: int) -> Content:
+    def render_compact(self, sep: tuple[str, str], thresholds: str, name: bool) -> Content:
         """The same facts without the labels, so it fits on one line at 120 and two at 80."""
-        if width < 100:
-            thresholds = f"≥{self.high:g}/≥{self.medium:g}"
         catalog = self.catalog + (f" ({self.options})" if self.options is not None else "")
         parts: list[str | tuple[str, str] | Content] = [
-            ("tui-router", "bold $text-accent"),
-            sep,
+            *((("tui-router", "bold $text-accent"), sep) if name else ()),
             catalog,
             sep,
             self.backend + (f" · {self.model}" if self.model else ""),
@@ -79,15 +83,15 @@ class Status:
         if self.saved is None:
             parts.append((" (new)", "$text-muted"))
         elif self.saved:
-            parts.append((" ● saved", "$success"))
+            parts.append((" (saved)", "$success"))
         else:
-            parts.append((" ● unsaved", "bold $warning"))
+            parts.append((" (unsaved)", "bold $warning"))
         if self.loading:
             parts += [sep, (self.loading, "italic $warning")]
         return Content.assemble(*parts)
 
 
-class StatusLine(Static):
+class StatusLine(PaneText):
     def __init__(self, **kwargs) -> None:
         super().__init__("", **kwargs)
         self.status = Status()
@@ -105,4 +109,4 @@ class StatusLine(Static):
         shown = getattr(self, "_shown", None)
         if shown is None or not content.is_same(shown):  # an update costs a layout pass: skip no-ops
             self._shown = content
-            self.update(content)
+            self.set_content(content)
