@@ -579,7 +579,7 @@ def _collect_evidence(router: Router, cases: Sequence[LabelledCase]) -> tuple[Ev
     mismatch = ""
     for i, case in enumerate(cases):
         message = case.turn.message
-        retrieval = router._retrieve(message, message)  # the router's own step (BM25 + backend suggestions)
+        retrieval = router.retrieve(message, holdout=message)  # the router's own step (BM25 + backend suggestions)
         question = router.question_for(message, retrieval, holdout=message)
         options = list(question.options)
         evidence = backend.evidence(question.message, options, question.holdout)

@@ -112,7 +112,8 @@ class Router:
         self.retriever = Retriever(catalog, self.config.retrieval)
         self.backend = backend or make_backend(self.config.backend, catalog, self.config, retriever=self.retriever)
 
-    def _retrieve(self, message: str, holdout: str | None) -> Retrieval:
+    def retrieve(self, message: str, holdout: str | None = None) -> Retrieval:
+        """Layer 1 for one message: BM25 candidates plus what the backend suggests."""
         # Backends that learned from labelled turns may know tools BM25 misses (hybrid retrieval).
         try:
             extra = self.backend.suggest_candidates(message, holdout)
@@ -165,13 +166,13 @@ class Router:
 
     def route(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()
-        retrieval = self._retrieve(message, holdout)
+        retrieval = self.retrieve(message, holdout)
         question = self.question_for(message, retrieval, holdout)
         return self._finish(message, retrieval, self._decide(question), started)
 
     async def aroute(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()
-        retrieval = self._retrieve(message, holdout)
+        retrieval = self.retrieve(message, holdout)
         question = self.question_for(message, retrieval, holdout)
         return self._finish(message, retrieval, await self._adecide(question), started)
 
