@@ -26,7 +26,7 @@ from tui_router.app.messages import DecisionReady, LabelChanged, OutcomeRecorded
 from tui_router.app.screens.confirm import ConfirmTurnModal
 from tui_router.app.screens.picker import OptionPicker
 from tui_router.app.widgets.decision_log import DecisionLog
-from tui_router.session import load_session
+from tui_router.session import dumps_session, load_session
 
 
 def saved(app) -> dict:
@@ -243,6 +243,8 @@ async def test_autosave_reopen_continue_and_replay_with_changed_threshold(tmp_pa
         path = app.session.path
         # autosaved before quitting: a crash now would lose nothing
         assert [t.get("label") for t in saved(app)["turns"]] == ["list_events", None]
+        # the incremental autosave writes exactly what the core's serialiser writes
+        assert path.read_text(encoding="utf-8") == dumps_session(app.session)
         await pilot.press("q")
     assert path is not None and path.exists()
 
@@ -252,7 +254,7 @@ async def test_autosave_reopen_continue_and_replay_with_changed_threshold(tmp_pa
     app = make_app(config, session=session)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        assert app.query_one(DecisionLog).option_count == 2
+        assert app.query_one(DecisionLog).row_count == 2
         assert "(saved)" in screen_text(app)
         await submit(app, pilot, REMINDER)
         assert app.session.path == path
@@ -527,3 +529,51 @@ async def test_a_slow_backend_shows_loading_keeps_the_input_and_a_newer_turn_sup
         assert second.decision.choice == "create_reminder" and second.decision.backend == "slow"
         assert not app.query_one("#distribution-pane").loading
         assert [t["decision"]["band"] for t in saved(app)["turns"]][0] == "unresolved"
+
+
+async def test_a_session_that_cannot_be_saved_is_reported_and_quit_asks_twice(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the sessions folder should be\n", encoding="utf-8")
+    config = make_config(tmp_path).model_copy(update={"sessions_dir": str(blocker / "sessions")})
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, AGENDA)
+        assert any(n.startswith("Could not save the session:") for n in notifications(app))
+        assert "(unsaved)" in screen_text(app)
+        app.query_one(DecisionLog).focus()
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running  # the first q only warns
+        assert any("Press q again to quit anyway" in n for n in notifications(app))
+        await pilot.press("q")
+        await pilot.pause()
+    assert blocker.read_text(encoding="utf-8") == "a file where the sessions folder should be\n"
+
+
+async def test_new_session_and_opening_files_from_the_console(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, AGENDA)
+        first = app.session.path
+        app.action_new_session()
+        await settle(app, pilot)
+        assert app.session.path is None and app.session.turns == []
+        assert app.query_one(DecisionLog).row_count == 0
+        assert len(load_session(first).turns) == 1  # the first session stays on disk
+
+        corrupt = tmp_path / "corrupt.toml"
+        corrupt.write_bytes(b"[[turns]\nmessage = ")
+        app.open_session_file(str(corrupt))
+        await pilot.pause()
+        assert any("corrupt session file" in n for n in notifications(app))
+        assert corrupt.read_bytes() == b"[[turns]\nmessage = "
+
+        app.open_session_file(str(first))
+        await settle(app, pilot)
+        assert app.session.path == first and [t.message for t in app.session.turns] == [AGENDA]
+        assert row_cells(app, 0)["choice"] == "list_events"

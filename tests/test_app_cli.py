@@ -56,7 +56,8 @@ def test_without_a_terminal_the_console_says_so(tmp_path: Path) -> None:
 
 def test_the_cli_and_core_never_import_textual(tmp_path: Path) -> None:
     code = (
-        "import sys, tui_router.cli, tui_router.fallback, tui_router.app, tui_router.app.format, tui_router.app.view;"
+        "import sys, tui_router.cli, tui_router.route, tui_router.session, tui_router.evaluate, tui_router.fallback,"
+        " tui_router.app, tui_router.app.format, tui_router.app.view;"
         "tui_router.cli.build_parser();"
         "print('textual' in sys.modules)"
     )

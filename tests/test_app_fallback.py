@@ -46,6 +46,14 @@ async def test_fallback_output_exit_code_and_duration_are_shown_and_saved(tmp_pa
         assert "fallback exit 0" in text and f"LLM: {MARS.upper()}" in text
         assert any(n.startswith("Fallback for turn 1: exit 0 in") for n in notifications(app))
 
+        # Enter on the row shows the whole output
+        await pilot.press("enter")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "FallbackOutputScreen"
+        assert f"env chars: {len(MARS)}" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+
         # f on a turn that is not waiting for the fallback explains why and runs nothing
         app.set_thresholds(0.0, 0.0)  # everything high
         await submit(app, pilot, AGENDA)

@@ -32,7 +32,7 @@ def _within_one_edit(a: str, b: str) -> bool:
 
 
 class TypoIndex:
-    MIN_LENGTH = 6  # short words are too ambiguous to correct ("sent" vs "send")
+    MIN_LENGTH = 5  # short words are too ambiguous to correct ("sent" vs "send")
 
     def __init__(self, vocabulary: Iterable[str]) -> None:
         self._vocabulary = vocabulary

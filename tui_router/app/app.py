@@ -15,14 +15,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import tomli_w
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, OptionList
+from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
@@ -36,6 +38,7 @@ from ..session import (
     dumps_session,
     load_session,
     new_session_id,
+    session_to_dict,
     unused_path,
 )
 from .format import display_path, one_line, shorten
@@ -84,7 +87,7 @@ class RouterConsole(App[int]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys, bands and where things are saved"),
-        Binding("question_mark", "help", "Help", id="app.help_key", show=False),
+        Binding("question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Keys, bands and where things are saved"),
         Binding("ctrl+s", "save_as", "Save as", id="session.save_as", priority=True, show=False, tooltip="Save the session under a new name (it is autosaved anyway)"),
         Binding("f2", "toggle_catalog", "Catalog", id="view.catalog", tooltip="Show or hide the Catalog pane"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; every turn and label is already saved"),
@@ -117,6 +120,7 @@ class RouterConsole(App[int]):
         self._fallback_turn: int | None = None
         self._loading_timer: Timer | None = None
         self._save_lock = threading.Lock()
+        self._turn_text: dict[int, str] = {}  # each turn's TOML, dropped when the turn changes
         self._save_seq = 0
         self._written_seq = 0
         self._catalog_open: bool | None = None  # None: follow the width
@@ -260,22 +264,21 @@ class RouterConsole(App[int]):
         index = len(self.session.turns) - 1
         log = self.log_table
         log.upsert(index)
-        log.select(index)
-        self.show_turn(index)
+        log.select(index)  # RowHighlighted -> show_turn
         if self.router is None and not self._router_error:
             self.notify("Still loading the catalog and backend; the message will be routed when they are ready.", markup=False)
-        worker = self.route_turn(index, message.message)
+        worker = self.route_turn(index, turn)
         self._routing[worker] = index
         self._start_loading_timer()
 
     @work(exclusive=True, exit_on_error=False, group="turn")
-    async def route_turn(self, index: int, message: str) -> None:
+    async def route_turn(self, index: int, turn: Turn) -> None:
         """One worker per turn; exclusive, so a stale answer never overwrites a fresh one."""
         await self._router_ready.wait()
         if self.router is None:
             raise RuntimeError(self._router_error or "no router is loaded")
-        decision = await self.router.aroute(message)
-        self.post_message(DecisionReady(index, decision))
+        decision = await self.router.aroute(turn.message)
+        self.post_message(DecisionReady(index, decision, turn))
 
     def _start_loading_timer(self) -> None:
         if self._loading_timer is not None:
@@ -284,6 +287,9 @@ class RouterConsole(App[int]):
 
     def _show_loading(self) -> None:
         if self._routing:
+            index = self.log_table.selected_index
+            if index is not None and index in self._routing.values():
+                self.show_turn(index, in_flight=True)
             self.query_one("#distribution-pane").loading = True
 
     def _stop_loading(self) -> None:
@@ -294,6 +300,8 @@ class RouterConsole(App[int]):
 
     def on_decision_ready(self, message: DecisionReady) -> None:
         index, decision = message.index, message.decision
+        if index >= len(self.session.turns) or (message.turn is not None and self.session.turns[index] is not message.turn):
+            return  # the session was switched while this turn was routed
         turn = self.session.turns[index]
         turn.decision = decision.to_turn_decision()
         self._live[index] = decision
@@ -325,11 +333,17 @@ class RouterConsole(App[int]):
         self.log_table.upsert(index)
         if self.log_table.selected_index == index:
             self.show_turn(index)
-        self.autosave()
+        self.autosave(changed=index)
 
     @on(Worker.StateChanged)
     def worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place worker failures become notifications (and unresolved turns)."""
+        try:
+            self._worker_state_changed(event)
+        except NoMatches:
+            pass  # workers cancelled while the app closes: the widgets are already gone
+
+    def _worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker, state = event.worker, event.state
         if state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             return
@@ -351,6 +365,8 @@ class RouterConsole(App[int]):
                 self._router_error = "; ".join(lines)
                 self._router_ready.set()  # waiting turns end unresolved instead of hanging
                 self._update_status(loading="not loaded: see the notification")
+            else:
+                self._update_status(loading="")  # a failed switch: the previous router stays
             self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
         elif worker.group == "fallback" and state in (WorkerState.ERROR, WorkerState.CANCELLED):
             index = self._fallback_turn
@@ -366,13 +382,11 @@ class RouterConsole(App[int]):
             self.notify(f"Replay failed: {error}", severity="error", markup=False)
 
     # ------------------------------------------------------------------ the selected turn
-    @on(OptionList.OptionHighlighted, "#log")
-    def _row_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self.show_turn(event.option_index)
+    def on_decision_log_row_highlighted(self, event: DecisionLog.RowHighlighted) -> None:
+        self.show_turn(event.index)
 
-    @on(OptionList.OptionSelected, "#log")
-    def _row_selected(self, event: OptionList.OptionSelected) -> None:
-        index = event.option_index
+    def on_decision_log_row_selected(self, event: DecisionLog.RowSelected) -> None:
+        index = event.index
         decision = self.session.turns[index].decision if 0 <= index < len(self.session.turns) else None
         if decision is not None and decision.action == "confirm" and decision.outcome == "pending":
             self.open_confirm(index)
@@ -383,8 +397,17 @@ class RouterConsole(App[int]):
         elif fallback_pending(decision) and decision.outcome != "fallback_done":
             self.notify("This turn waits for the fallback LLM: press f to send it.", markup=False)
 
-    def show_turn(self, index: int | None) -> None:
+    def show_turn(self, index: int | None, *, in_flight: bool = False) -> None:
+        """Show a turn in Candidates, Distribution and the detail line.
+
+        A turn still being routed is not drawn at once: a fast backend answers within the frame,
+        and drawing "Routing…" first would paint every pane twice. If the answer takes longer
+        than LOADING_DELAY, the loading timer draws it (in_flight=True).
+        """
         turns = self.session.turns
+        if index is not None and 0 <= index < len(turns) and turns[index].decision is None and not in_flight:
+            if index in self._routing.values():
+                return
         candidates = self.query_one("#candidates", CandidatesView)
         distribution = self.query_one("#distribution", DistributionView)
         detail = self.query_one("#turn-detail", PaneText)
@@ -404,9 +427,10 @@ class RouterConsole(App[int]):
         )
         candidates.show(view, self.router.catalog if self.router else None)
         distribution.show(view)
-        subtitle = Content(f"turn {index + 1}")
-        self.query_one("#candidates-pane").border_subtitle = subtitle
-        self.query_one("#distribution-pane").border_subtitle = subtitle
+        subtitle = f"turn {index + 1}"
+        for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
+            if pane.border_subtitle != subtitle:  # a new subtitle repaints the whole pane
+                pane.border_subtitle = Content(subtitle)
         detail.set_content(turn_detail(turn))
 
     # ------------------------------------------------------------------ confirm
@@ -439,8 +463,7 @@ class RouterConsole(App[int]):
 
         def decided(result: ConfirmResult | None) -> None:
             if result is None:
-                self.notify(f"Turn {index + 1} waits for confirmation: Enter on its row reopens the dialog.", markup=False)
-                return
+                return  # decide later: the row says "pending"; Enter on it reopens the dialog
             outcome, rerouted_to = result
             self.post_message(OutcomeRecorded(index, outcome, rerouted_to))
 
@@ -452,9 +475,7 @@ class RouterConsole(App[int]):
             return
         d.outcome = message.outcome  # type: ignore[assignment]
         d.rerouted_to = message.rerouted_to
-        self._turn_changed(message.index)
-        what = f"re-routed to {message.rerouted_to}" if message.rerouted_to else message.outcome
-        self.notify(f"Turn {message.index + 1} {what}.", markup=False)
+        self._turn_changed(message.index)  # the row shows the outcome: no notification needed
 
     def picker_items(self) -> list[PickerItem]:
         if self.router is None:
@@ -514,9 +535,7 @@ class RouterConsole(App[int]):
     def on_label_changed(self, message: LabelChanged) -> None:
         turn = self.session.turns[message.index]
         turn.label = message.label
-        self._turn_changed(message.index)
-        text = f"labelled {message.label}" if message.label else "label cleared"
-        self.notify(f"Turn {message.index + 1} {text}.", markup=False)
+        self._turn_changed(message.index)  # the row shows the label: no notification needed
 
     # ------------------------------------------------------------------ fallback
     def action_fallback(self) -> None:
@@ -595,14 +614,29 @@ class RouterConsole(App[int]):
         return True
 
     # ------------------------------------------------------------------ saving
-    def autosave(self) -> None:
-        """Snapshot the session now (on the UI thread, so it is consistent) and write it off-thread."""
+    def autosave(self, changed: int | None = None) -> None:
+        """Snapshot the session now (on the UI thread, so it is consistent) and write it off-thread.
+
+        Each turn's TOML is made once and kept until the turn changes (`changed`), so saving costs
+        the same in a session of 5 turns or 5,000; the text is exactly `session.dumps_session`'s
+        (array-of-tables entries concatenate; a test checks it).
+        """
         if self.session.path is None:
             self.session.path = unused_path(self.config.sessions_path, self.session.id)
-        text = dumps_session(self.session)
+        if changed is not None:
+            self._turn_text.pop(changed, None)
+        head = tomli_w.dumps({"session": session_to_dict(Session(session=self.session.session))["session"]}, multiline_strings=True)
+        text = head + "\n" + "\n".join(self._turn_toml(i) for i in range(len(self.session.turns)))
         self._save_seq += 1
         self._update_status()
         self._write_session(self.session.path, text, self._save_seq)
+
+    def _turn_toml(self, index: int) -> str:
+        text = self._turn_text.get(index)
+        if text is None:
+            one = session_to_dict(Session(session=self.session.session, turns=[self.session.turns[index]]))
+            text = self._turn_text[index] = tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
+        return text
 
     @work(thread=True, exit_on_error=False, group="save")
     def _write_session(self, path: Path, text: str, seq: int) -> None:
@@ -614,7 +648,10 @@ class RouterConsole(App[int]):
         self.post_message(SessionSaved(path, seq))
 
     def on_session_saved(self, message: SessionSaved) -> None:
-        self._update_status()
+        try:
+            self._update_status()
+        except NoMatches:
+            pass  # the write finished while the app was closing
 
     def save_now(self) -> bool:
         """Write the session synchronously (quit, save as). False when it could not be written."""
@@ -679,10 +716,8 @@ class RouterConsole(App[int]):
         except UserError as exc:
             self.notify("\n".join(exc.lines()), title="Cannot open", severity="error", timeout=10, markup=False)
             return
-        if not self.save_now():
-            return
-        self.switch_session(session)
-        self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
+        if self.save_now() and self.switch_session(session):
+            self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
 
     def action_new_session(self) -> None:
         if not self.save_now():
@@ -691,19 +726,24 @@ class RouterConsole(App[int]):
         if self.router is not None:
             info.catalog = self.router.catalog.name
             info.backend, info.model = self.router.backend.name, self.router.backend.model
-        self.switch_session(Session(session=info))
-        self.notify("New session.", markup=False)
+        if self.switch_session(Session(session=info)):
+            self.notify("New session.", markup=False)
 
-    def switch_session(self, session: Session) -> None:
+    def switch_session(self, session: Session) -> bool:
+        if self._fallback_turn is not None:
+            self.notify("A fallback command is running for this session: wait for it or cancel it (c) first.", severity="warning", markup=False)
+            return False
         self.workers.cancel_group(self, "turn")
         self.session = session
         self._live.clear()
+        self._turn_text.clear()
         self._save_seq = self._written_seq = 0
         self.log_table.set_turns(session.turns)
         if session.turns:
             self.log_table.select(len(session.turns) - 1)
         self.show_turn(self.log_table.selected_index)
         self._update_status()
+        return True
 
     def open_replay(self, session: Session, quit_on_close: bool = False) -> None:
         from .screens.replay import ReplayScreen

@@ -43,7 +43,7 @@ def shorten(text: str, width: int) -> str:
         used += size
     cut = text[:end]
     space = cut.rfind(" ")
-    if space >= max(1, len(cut) * 2 // 3):
+    if space >= max(1, len(cut) // 2):  # end on a whole word unless that loses over half
         cut = cut[:space]
     return cut.rstrip() + ELLIPSIS
 

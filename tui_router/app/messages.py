@@ -10,6 +10,7 @@ from textual.message import Message
 if TYPE_CHECKING:
     from ..fallback import FallbackResult
     from ..route import Decision, Router
+    from ..session import Turn
 
 
 class RouterReady(Message):
@@ -31,10 +32,11 @@ class TurnSubmitted(Message):
 class DecisionReady(Message):
     """The router decided a turn."""
 
-    def __init__(self, index: int, decision: Decision) -> None:
+    def __init__(self, index: int, decision: Decision, turn: Turn | None = None) -> None:
         super().__init__()
         self.index = index
         self.decision = decision
+        self.turn = turn  # the Turn object routed, so an answer for a switched-away session is dropped
 
 
 class OutcomeRecorded(Message):

@@ -66,7 +66,14 @@ _INJECTION = re.compile(
     r"|you are now (?:in )?(?:a |an )?\w+"
     r"|(?:developer|admin|god|debug|sudo) mode"
     r"|system prompt|jailbreak|override (?:your|the|all) (?:rules|instructions|safety)"
-    r"|new instructions:|bypass (?:the )?(?:allowlist|permission|safety|checks)",
+    r"|new instructions:|bypass (?:the )?(?:allowlist|permission|safety|checks)"
+    # the same in other languages (text is accent-folded and lower-cased first)
+    r"|(?:ignora|olvida) (?:todas )?(?:tus |las )?instrucciones"
+    r"|ignorez? (?:toutes )?(?:les |vos )?instructions"
+    r"|(?:ignoriere|vergiss) (?:alle )?(?:vorherigen |bisherigen )?(?:anweisungen|instruktionen)"
+    r"|ignora (?:tutte )?(?:le )?istruzioni"
+    r"|忽略.{0,6}(?:指令|指示|提示)|无视.{0,6}(?:指令|指示)"
+    r"|(?:指示|命令).{0,4}無視",
     re.IGNORECASE,
 )
 

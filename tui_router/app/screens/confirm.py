@@ -42,8 +42,8 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
         Binding("n", "decline", "Decline", id="confirm.decline", tooltip="Decline: no tool runs"),
         Binding("c", "choose", "Choose another", id="confirm.choose", tooltip="Re-route to another option"),
         Binding("escape", "later", "Later", id="confirm.later", tooltip="Close; the turn stays pending (Enter on its row reopens this)"),
-        Binding("left,h", "app.focus_previous", "Previous", show=False),
-        Binding("right,l", "app.focus_next", "Next", show=False),
+        Binding("left,h", "app.focus_previous", "Previous", id="confirm.previous", show=False, tooltip="Previous button"),
+        Binding("right,l", "app.focus_next", "Next", id="confirm.next", show=False, tooltip="Next button"),
     ]
 
     def __init__(self, request: ConfirmRequest) -> None:
@@ -94,7 +94,7 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
                 yield Button(Content("Approve (y)"), variant="success", id="approve")
                 yield Button(Content("Decline (n)"), variant="error", id="decline")
                 yield Button(Content("Choose another (c)"), variant="default", id="choose")
-            yield Static(Content.styled("esc: decide later (the turn stays pending)", "$text-muted"), id="confirm-hint")
+            yield Static(Content.styled("esc: decide later (stays pending; Enter on its row reopens this)", "$text-muted"), id="confirm-hint")
 
     def on_mount(self) -> None:
         self.query_one("#approve", Button).focus()

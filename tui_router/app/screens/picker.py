@@ -63,8 +63,8 @@ def item_prompt(item: PickerItem, offsets: tuple[int, ...]) -> Content:
 class OptionPicker(ModalScreen[str | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="picker.cancel", tooltip="Close without choosing"),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", id="picker.down", show=False, tooltip="Next option"),
+        Binding("up", "move(-1)", "Up", id="picker.up", show=False, tooltip="Previous option"),
     ]
 
     def __init__(self, title: str, items: list[PickerItem], preselect: str | None = None) -> None:

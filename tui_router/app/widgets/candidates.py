@@ -21,8 +21,7 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
         return Content.styled("Retrieving…" if view.routing else "Not routed.", "$text-muted")
     d = view.decision
     total = len(catalog.tools) if catalog else None
-    mode = d.retrieval or "bm25"
-    head = f"{mode} · {len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
+    head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
     if total is not None:
         head += f" of {total} options"
     lines: list[Content] = [Content.styled(head, "$text-muted")]

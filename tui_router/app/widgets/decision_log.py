@@ -1,16 +1,20 @@
-"""Decision log: one row per turn, drawn as one OptionList (each row a pre-formatted line).
+"""Decision log: one row per turn, drawn by one line-API widget with a cache per row.
 
-Not a DataTable: a DataTable re-renders every visible cell whenever any cell changes, which cost
-most of a turn's time; here a new or changed turn re-renders only its own line. The header is a
-separate line above, formatted with the same column widths.
+Not a DataTable (nor an OptionList): both re-render every visible row whenever any row changes,
+which cost most of a turn's time. Here a new or changed turn re-renders only its own line, so the
+log stays cheap at thousands of rows. The header is a separate line above, with the same widths.
 """
 
 from __future__ import annotations
 
+from textual import events
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from ...session import Turn
 from ..format import OUTCOME_TEXT, clock_time, fmt_prob, shorten
@@ -42,9 +46,10 @@ GAP = 2
 MIN_MESSAGE = 12
 
 
-class DecisionLog(OptionList):
-    """The turns of the session; the highlighted row is the selected turn."""
+class DecisionLog(ScrollView, can_focus=True):
+    """The turns of the session; the row under the cursor is the selected turn."""
 
+    COMPONENT_CLASSES = {"decision-log--row", "decision-log--cursor"}
     BINDINGS = [
         Binding("a", "app.label_accept", "Accept", id="label.accept", tooltip="Label the turn with its choice"),
         Binding("l", "app.label_pick", "Label", id="label.pick", tooltip="Pick the label from every option"),
@@ -52,7 +57,26 @@ class DecisionLog(OptionList):
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
         Binding("i", "app.focus_input", "Type", id="focus.input", tooltip="Type a new message", show=False),
+        Binding("up", "move(-1)", "Up", id="log.up", show=False, tooltip="Previous turn"),
+        Binding("down", "move(1)", "Down", id="log.down", show=False, tooltip="Next turn"),
+        Binding("pageup", "page(-1)", "Page up", id="log.page_up", show=False, tooltip="A page of turns up"),
+        Binding("pagedown", "page(1)", "Page down", id="log.page_down", show=False, tooltip="A page of turns down"),
+        Binding("home", "jump(0)", "First", id="log.first", show=False, tooltip="The first turn"),
+        Binding("end", "jump(-1)", "Last", id="log.last", show=False, tooltip="The last turn"),
+        Binding("enter", "select_row", "Open", id="log.open", show=False, tooltip="Confirm a waiting turn or read its fallback output"),
     ]
+
+    class RowHighlighted(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    class RowSelected(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    cursor: reactive[int | None] = reactive(None, always_update=True)
 
     def __init__(self, header: PaneText, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -61,32 +85,41 @@ class DecisionLog(OptionList):
         self.turns: list[Turn] = []
         self.flags: dict[int, str] = {}  # index -> "llm…" while its fallback command runs
         self.cells: dict[int, dict[str, str]] = {}  # what each row shows, by column key
+        self._prompts: dict[int, Content] = {}
+        self._strips: dict[tuple[int, bool, bool, int], Strip] = {}
         self._built_for = -1
 
     # -- layout --------------------------------------------------------------------------
     def column_spec(self) -> list[tuple[str, str, int]]:
         spec = COMPACT_COLUMNS if self.compact else WIDE_COLUMNS
-        width = self.content_region.width or self.size.width or 80
+        width = self.scrollable_content_region.width or self.size.width or 80
         fixed = sum(w for _, _, w in spec) + GAP * (len(spec) - 1) + 1
         message = max(MIN_MESSAGE, width - fixed)
         return [(k, h, w or message) for k, h, w in spec]
 
     def rebuild(self) -> None:
-        """Re-format every row for the current width (keeps the highlighted turn)."""
-        highlighted = self.highlighted
-        self._built_for = self.content_region.width
+        """Re-format every row for the current width."""
+        self._built_for = self.scrollable_content_region.width
         spec = self.column_spec()
-        self.header.set_content(
-            Content.assemble(*self._line({k: (h, "bold $text-muted") for k, h, _ in spec}, spec))
-        )
-        self.clear_options()
-        self.add_options([Option(self._prompt(i, spec), id=str(i)) for i in range(len(self.turns))])
-        if self.turns:
-            self.highlighted = min(highlighted if highlighted is not None else len(self.turns) - 1, len(self.turns) - 1)
+        self.header.set_content(Content.assemble(*self._line({k: (h, "bold $text-muted") for k, h, _ in spec}, spec)))
+        self._prompts = {i: self._prompt(i, spec) for i in range(len(self.turns))}
+        self._strips.clear()
+        self._sync_size()
+        self.refresh()
 
     def on_resize(self) -> None:
-        if self.content_region.width != self._built_for:
+        if self.scrollable_content_region.width != self._built_for:
             self.rebuild()
+
+    def _sync_size(self) -> None:
+        # A new virtual size costs a layout pass of the whole screen: grow in steps of a page, so
+        # most new rows only repaint their own line.
+        page = max(self.scrollable_content_region.height, 1)
+        rows = len(self.turns)
+        height = max(1, -(-rows // page)) * page
+        size = Size(self.scrollable_content_region.width or 1, height)
+        if size != self.virtual_size:
+            self.virtual_size = size
 
     # -- rows ----------------------------------------------------------------------------
     @staticmethod
@@ -135,26 +168,87 @@ class DecisionLog(OptionList):
         self.turns = turns
         self.cells.clear()
         self.flags.clear()
-        self.highlighted = None
         self.rebuild()
+        self.cursor = len(turns) - 1 if turns else None
 
     def upsert(self, index: int) -> None:
         """Add or re-draw the row of turn `index` (already in self.turns); only that line re-renders."""
-        prompt = self._prompt(index, self.column_spec())
-        if index < self.option_count:
-            self.replace_option_prompt_at_index(index, prompt)
-        else:
-            self.add_option(Option(prompt, id=str(index)))
+        self._prompts[index] = self._prompt(index, self.column_spec())
+        for key in [k for k in self._strips if k[0] == index]:
+            del self._strips[key]
+        self._sync_size()
+        self.refresh_line(index)
+
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        if index >= len(self.turns) or index not in self._prompts:
+            return Strip.blank(width, self.get_visual_style("decision-log--row").rich_style)
+        key = (index, index == self.cursor, self.has_focus, width)
+        strip = self._strips.get(key)
+        if strip is None:
+            classes = ("decision-log--row", "decision-log--cursor") if index == self.cursor else ("decision-log--row",)
+            style = self.get_visual_style(*classes)
+            prompt = self._prompts[index]
+            strip = prompt.to_strips(self, prompt, width, 1, style)[0].extend_cell_length(width, style.rich_style)
+            self._strips[key] = strip
+        return strip.crop(self.scroll_offset.x, self.scroll_offset.x + width)
+
+    # -- the cursor ----------------------------------------------------------------------
+    def watch_cursor(self, old: int | None, new: int | None) -> None:
+        for index in (old, new):
+            if index is not None:
+                self.refresh_line(index)
+        if new is not None:
+            self.scroll_to_region(Region(0, new, 1, 1), animate=False, force=True)
+            self.post_message(self.RowHighlighted(new))
+
+    def validate_cursor(self, value: int | None) -> int | None:
+        if value is None or not self.turns:
+            return None
+        return max(0, min(len(self.turns) - 1, value))
+
+    def on_focus(self) -> None:
+        self._strips.clear()  # the cursor style differs with focus
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._strips.clear()
+        self.refresh()
+
+    def action_move(self, step: int) -> None:
+        if self.turns:
+            self.cursor = (self.cursor if self.cursor is not None else len(self.turns) - 1) + step
+
+    def action_page(self, direction: int) -> None:
+        self.action_move(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_jump(self, where: int) -> None:
+        if self.turns:
+            self.cursor = len(self.turns) - 1 if where < 0 else where
+
+    def action_select_row(self) -> None:
+        if self.cursor is not None:
+            self.post_message(self.RowSelected(self.cursor))
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.scroll_offset.y + event.y
+        if 0 <= index < len(self.turns):
+            if index == self.cursor and event.chain >= 2:
+                self.post_message(self.RowSelected(index))
+            self.cursor = index
 
     def select(self, index: int) -> None:
-        if 0 <= index < self.option_count:
-            self.highlighted = index
+        if 0 <= index < len(self.turns):
+            self.cursor = index
 
     @property
     def selected_index(self) -> int | None:
-        if not self.turns or self.highlighted is None or self.highlighted >= len(self.turns):
-            return None
-        return self.highlighted
+        return self.cursor if self.turns and self.cursor is not None and self.cursor < len(self.turns) else None
+
+    @property
+    def row_count(self) -> int:
+        return len(self.turns)
 
     def row_cells(self, index: int) -> dict[str, str]:
         """What row `index` shows, by column key (for tests and people reading the code)."""

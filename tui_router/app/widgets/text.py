@@ -1,4 +1,9 @@
-"""A Static that skips the (screen-wide) layout pass when new content keeps the same height."""
+"""A Static that skips the (screen-wide) layout pass when new content keeps the same height.
+
+A layout pass re-arranges and repaints the whole screen (tens of ms at 120x40); a repaint of the
+widget alone is enough when its height does not change. Inside a scrolling pane the widget has
+`min-height: 100%` (app.tcss), so any content shorter than the pane keeps the same height.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,8 @@ class PaneText(Static):
     def set_content(self, content: Content) -> None:
         width = self.content_region.width
         lines = len(content.wrap(width)) if width else None
-        same = lines is not None and lines == self._lines
+        floor = self.styles.min_height and self.parent is not None and getattr(self.parent, "scrollable_content_region", None)
+        visible = self.parent.scrollable_content_region.height if floor else 0  # type: ignore[union-attr]
+        same = lines is not None and self._lines is not None and max(lines, visible) == max(self._lines, visible)
         self._lines = lines
-        # A layout pass re-arranges the whole screen (tens of ms); a repaint of this widget is enough
-        # when the height did not change.
         self.update(content, layout=not same)
