@@ -80,14 +80,16 @@ class ScriptedServer:
                 try:
                     if step.delay:
                         time.sleep(step.delay)
-                    try:
-                        request = json.loads(raw)
-                    except ValueError:
-                        request = {}
-                    self._send(step, request)
                 finally:
+                    # counted as done before the reply is written: once the client has the reply it
+                    # may send its next request before this thread would get back to a later line
                     with owner.lock:
                         owner.in_flight -= 1
+                try:
+                    request = json.loads(raw)
+                except ValueError:
+                    request = {}
+                self._send(step, request)
 
             def _send(self, step: Step, request: dict) -> None:
                 body: Any = step.body
