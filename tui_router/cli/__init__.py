@@ -53,6 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tui-router: interrupted", file=sys.stderr)
         code = 130
+    except BrokenPipeError:  # `tui-router eval ... | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     return code if isinstance(code, int) else 0
 
 
