@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -225,16 +224,4 @@ def resolve_catalog_path(spec: str | Path) -> Path:
 
 def load_catalog(spec: str | Path) -> Catalog:
     path = resolve_catalog_path(spec)
-    try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        raise CatalogError(f"{path}: is a folder, not a catalog file") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot read the catalog ({exc.strerror or exc})") from None
-    try:
-        data = tomlio.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise CatalogError(f"{path}: not a TOML file (it is not UTF-8 text)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: not valid TOML ({exc})") from None
-    return parse_catalog(data, str(path))
+    return parse_catalog(tomlio.read_toml_file(path, "catalog", CatalogError), str(path))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from . import tomlio
 from .errors import SessionError, did_you_mean
 
 FORMAT_VERSION = 1
@@ -169,21 +169,7 @@ def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
 
 def load_session(path: str | Path) -> Session:
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SessionError(f"{path}: session file not found") from None
-    except IsADirectoryError:
-        raise SessionError(f"{path}: is a folder, not a session file") from None
-    except OSError as exc:
-        raise SessionError(f"{path}: cannot read the session ({exc.strerror or exc})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SessionError(f"{path}: not a session file (it is not UTF-8 text); it was left untouched") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SessionError(f"{path}: corrupt session file, not valid TOML ({exc}); it was left untouched") from None
-    return parse_session(data, str(path))
+    return parse_session(tomlio.read_toml_file(path, "session", SessionError, untouched=True), str(path))
 
 
 def _compact(value: Any) -> Any:
