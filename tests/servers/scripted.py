@@ -139,6 +139,11 @@ class ScriptedServer:
         self.script.extend(steps)
 
     def reset(self) -> None:
+        # A previous test may have left a request sleeping (a client that timed out): let it
+        # finish, or it would count as in flight for the next test.
+        deadline = time.monotonic() + 10
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.02)
         with self.lock:
             self.script.clear()
             self.requests.clear()
