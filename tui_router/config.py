@@ -62,6 +62,17 @@ class LocalConfig(_Section):
     none_margin: float | None = None
 
 
+class SemanticConfig(_Section):
+    """The semantic backend (extra `semantic`); exemplars come from [local] examples."""
+
+    cache_dir: str | None = None  # option embeddings; default $XDG_CACHE_HOME/tui-router/embeddings
+    cache: bool = True  # false: embed at every start, keep nothing on disk
+    threads: int = Field(1, ge=1, le=64)  # CPU threads for the embedding model
+    max_chars: int = Field(2000, ge=100, le=100_000)  # longer messages are embedded from their start
+    temperature: float | None = Field(None, gt=0.0)  # >1 flattens the choice between tools
+    none_bias: float = Field(0.0, ge=-20.0, le=20.0)  # added to the none log-odds; >0 defers more
+
+
 # Header names that carry credentials: a config file must name an env var instead (api_key_env).
 SECRET_HEADER_WORDS = ("authorization", "api-key", "apikey", "api_key", "token", "secret", "cookie", "password")
 
@@ -113,6 +124,7 @@ class Config(_Section):
     retrieval: RetrievalConfig = RetrievalConfig()
     policy: PolicyConfig = PolicyConfig()
     local: LocalConfig = LocalConfig()
+    semantic: SemanticConfig = SemanticConfig()
     systemone: SystemOneConfig = SystemOneConfig()
     fallback: FallbackConfig = FallbackConfig()
 

@@ -796,19 +796,17 @@ def teach_local_backend(router: Router, cases: Sequence[LabelledCase]) -> bool:
 
     Returns False when the backend does not learn from labelled turns.
     """
-    from .decide.local import LocalBackend
-
-    backend = router.backend
-    if not isinstance(backend, LocalBackend):
+    add_exemplar = getattr(router.backend, "add_exemplar", None)
+    if not callable(add_exemplar):  # only backends that learn from labelled turns (local, semantic)
         return False
     for case in cases:
         if case.turn.label:
-            backend.add_exemplar(case.turn.label, case.turn.message)
+            add_exemplar(case.turn.label, case.turn.message)
     return True
 
 
 def learning_mode(router: Router, learn: bool, taught: bool, n_cases: int) -> str:
-    if router.backend.name != "local":
+    if not callable(getattr(router.backend, "add_exemplar", None)):
         return f"none (the {router.backend.name} backend does not learn from labelled turns)"
     if not learn:
         return "off (--no-learn: only the catalog and [local] examples; each case held out)"

@@ -25,6 +25,7 @@ class RetrievalMode(StrEnum):
     bm25 = "bm25"
     direct = "direct"
     escalation = "escalation"
+    hybrid = "hybrid"  # BM25 fused with embedding similarity (tui_router/hybrid.py)
 
 
 class Candidate(BaseModel):

@@ -111,6 +111,10 @@ class Router:
         self.config = config or Config()
         self.retriever = Retriever(catalog, self.config.retrieval)
         self.backend = backend or make_backend(self.config.backend, catalog, self.config, retriever=self.retriever)
+        # A backend may bring its own retriever (the semantic backend: BM25 fused with embeddings).
+        make_retriever = getattr(self.backend, "make_retriever", None)
+        if callable(make_retriever):
+            self.retriever = make_retriever(catalog, self.config.retrieval)
 
     def retrieve(self, message: str, holdout: str | None = None) -> Retrieval:
         """Layer 1 for one message: BM25 candidates plus what the backend suggests."""

@@ -33,7 +33,7 @@ def make_backend(name: str, catalog: Catalog, config: Config, retriever: Retriev
     if name == "semantic":
         from .semantic import SemanticBackend  # type: ignore[import-not-found]
 
-        return SemanticBackend.from_config(catalog, config)
+        return SemanticBackend.from_config(catalog, config, retriever=retriever)
     from ..errors import ConfigError, did_you_mean
 
     raise ConfigError(f"unknown backend '{name}'{did_you_mean(name, BACKENDS)}; use one of {', '.join(BACKENDS)}")

