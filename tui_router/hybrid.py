@@ -16,6 +16,7 @@ the escalation options, and direct mode for small catalogs.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -114,6 +115,7 @@ class HybridRetriever:
         self.embedder = embedder
         self.weights = weights
         self._recent: OrderedDict[str, QuerySignals] = OrderedDict()
+        self._lock = threading.Lock()
 
     # BM25 views, for anything that asks a retriever for them (the local evidence, the bm25 backend)
     def scores(self, message: str) -> dict[int, float]:
@@ -126,7 +128,8 @@ class HybridRetriever:
         return self.base.message_tokens(message)
 
     def signals(self, message: str) -> QuerySignals:
-        cached = self._recent.get(message)
+        with self._lock:
+            cached = self._recent.get(message)
         if cached is not None:
             return cached
         vector = self.embedder.query(message)
@@ -144,9 +147,10 @@ class HybridRetriever:
             + w.log_bm25 * np.log1p(bm25)
         )
         signals = QuerySignals(vector=vector, cos=cos, example=example, bm25=bm25, fused=fused)
-        self._recent[message] = signals
-        if len(self._recent) > 8:
-            self._recent.popitem(last=False)
+        with self._lock:  # the console routes in a worker thread; keep the small cache consistent
+            self._recent[message] = signals
+            while len(self._recent) > 8:
+                self._recent.popitem(last=False)
         return signals
 
     def retrieve(self, message: str, extra: list[str] | tuple[str, ...] = ()) -> Retrieval:
