@@ -44,13 +44,14 @@ def test_route_with_base_url_in_config_and_a_wrong_key_never_shows_the_key(jev_m
     config.write_text(f'backend = "systemone"\n[systemone]\nbase_url = "{jev_mocks.url(key="the-right-key")}"\napi_key_env = "TR_CLI_KEY"\n')
     env = clean_env | {"TUI_ROUTER_CONFIG": str(config), "TR_CLI_KEY": KEY}
     result = tui_router("route", "--json", MESSAGE, env=env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # unresolved: the decision is printed, the exit code says so
+    assert result.stderr.startswith("tui-router: unresolved: ") and "HTTP 401" in result.stderr
     decision = json.loads(result.stdout)
     assert decision["band"] == "unresolved" and decision["action"] == "fallback"
     assert "HTTP 401 authentication_error" in decision["error"] and "$TR_CLI_KEY" in decision["error"]
     for name, value in env.items():  # the summary view, in-process
         monkeypatch.setenv(name, value)
-    assert main(["route", MESSAGE]) == 0
+    assert main(["route", MESSAGE]) == 1
     summary = capsys.readouterr()
     assert "error       " in summary.out and "HTTP 401" in summary.out
     for text in (result.stdout, result.stderr, summary.out, summary.err):

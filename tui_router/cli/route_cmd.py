@@ -29,8 +29,12 @@ def run(args: argparse.Namespace) -> int:
         router.backend.close()
     if args.json:
         print(json.dumps(decision.to_json(), ensure_ascii=False))
-        return 0
-    print(format_summary(decision))
+    else:
+        print(format_summary(decision))
+    if decision.band.value == "unresolved":
+        # a failing or misbehaving backend: the decision is printed, and the exit code says so
+        print(f"tui-router: unresolved: {decision.error}", file=sys.stderr)
+        return 1
     return 0
 
 
