@@ -1,6 +1,6 @@
-"""Console timings: start-up to first frame, and route + render of one turn with the local backend.
+"""Console timings: start-up to first frame, and route + render of one turn (local backend unless told).
 
-    python benchmarks/bench_console.py [--runs 5] [--turns 3]
+    python benchmarks/bench_console.py [--runs 5] [--turns 3] [--backend local|semantic|auto]
 
 Start-up: a fresh interpreter per run (what a person waits for after typing `tui-router`): the time
 from spawning the process to the first painted frame of the headless app, and to the moment the
@@ -52,13 +52,13 @@ def child() -> None:
             self.call_after_refresh(done)
 
     sessions = tempfile.mkdtemp(prefix="bench-console-")
-    Timed(Config(sessions_dir=sessions)).run(headless=True, size=(120, 40))
+    Timed(Config(sessions_dir=sessions, backend=os.environ.get("BENCH_BACKEND", "auto"))).run(headless=True, size=(120, 40))
     print(json.dumps({"start": _CHILD_START, **marks}))
 
 
-def startup(runs: int) -> dict[str, float]:
+def startup(runs: int, backend: str) -> dict[str, float]:
     frames, readies, interps = [], [], []
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0", "BENCH_BACKEND": backend}
     for _ in range(runs):
         spawned = time.time()
         out = subprocess.run([sys.executable, __file__, "--child"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
@@ -77,7 +77,7 @@ def startup(runs: int) -> dict[str, float]:
     }
 
 
-async def turns(passes: int) -> dict[str, float]:
+async def turns(passes: int, backend: str) -> dict[str, float]:
     from tui_router.app.app import RouterConsole
     from tui_router.app.messages import TurnSubmitted
     from tui_router.config import Config
@@ -86,7 +86,7 @@ async def turns(passes: int) -> dict[str, float]:
     from tui_router.session import load_session
 
     messages = [t.message for t in load_session(bundled_session("demo-bench")).turns]
-    config = Config(sessions_dir=tempfile.mkdtemp(prefix="bench-console-"))
+    config = Config(sessions_dir=tempfile.mkdtemp(prefix="bench-console-"), backend=backend)
     router = build_router(config)
     timings: list[tuple[float, bool]] = []  # (ms, a confirm dialog opened)
     route_only: list[float] = []
@@ -159,7 +159,7 @@ async def screenshots(folder: Path) -> None:
     ]
     for size, name in (((120, 40), "console-main.svg"), ((80, 24), "console-80x24.svg")):
         app = RouterConsole(
-            Config(sessions_dir="sessions"),
+            Config(sessions_dir="sessions", backend="local"),
             clock=lambda: datetime(2026, 11, 30, 10, 4, 12, tzinfo=UTC),
             session_id=f"demo-triage-{size[0]}x{size[1]}",
         )
@@ -197,6 +197,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="fresh processes for the start-up figure")
     parser.add_argument("--turns", type=int, default=3, help="passes over the 30 demo-bench messages")
     parser.add_argument("--screenshots", metavar="DIR", type=Path, help="only save the README's SVG screenshots in DIR")
+    parser.add_argument("--backend", default="local", help="local (the issue's goal) | semantic | auto (the default config)")
     args = parser.parse_args()
     if args.child:
         child()
@@ -204,12 +205,16 @@ def main() -> None:
     if args.screenshots:
         asyncio.run(screenshots(args.screenshots.resolve()))
         return
-    up = startup(args.runs)
+    from tui_router.decide import resolve_backend
+
+    backend = resolve_backend(args.backend)
+    print(f"backend: {backend}")
+    up = startup(args.runs, backend)
     print(f"start-up to first frame   p50 {up['first_frame_p50_s']:.2f} s  max {up['first_frame_max_s']:.2f} s  (goal <= 1.5 s; {args.runs} fresh processes)")
     print(f"  of which interpreter     p50 {up['interpreter_p50_s']:.2f} s")
     print(f"catalog + index + backend p50 {up['router_ready_p50_s']:.2f} s after spawn (in a worker, after the first frame)")
-    tt = asyncio.run(turns(args.turns))
-    print(f"route + render one turn   p50 {tt['route_render_p50_ms']:.1f} ms  p95 {tt['route_render_p95_ms']:.1f} ms  (goal p50 <= 50 ms; {tt['turns']} turns, local backend, 120x40)")
+    tt = asyncio.run(turns(args.turns, backend))
+    print(f"route + render one turn   p50 {tt['route_render_p50_ms']:.1f} ms  p95 {tt['route_render_p95_ms']:.1f} ms  (goal p50 <= 50 ms; {tt['turns']} turns, {backend} backend, 120x40)")
     print(f"  turns without a dialog   p50 {tt['plain_p50_ms']:.1f} ms  ({tt['plain_turns']} turns)")
     print(f"  turns opening the confirm dialog p50 {tt['dialog_p50_ms']:.1f} ms  ({tt['dialog_turns']} turns)")
     print(f"  of which routing alone   p50 {tt['route_only_p50_ms']:.1f} ms")

@@ -1,20 +1,25 @@
-"""Fit the semantic backend's constants on MetaTool dev, check them on held-out data.
+"""Fit the semantic backend's constants on MetaTool dev and blind catalogs, check them on held-out data.
 
-    python benchmarks/fit_semantic.py [--metatool ../shared/data/metatool] [--quick]
+    python benchmarks/fit_semantic.py [--metatool ../shared/data/metatool] [--cv] [--no-extra] [--quick]
 
-Fitting data (all from the fitting half = even positions of cases-dev.toml):
-  * zero-shot: the MetaTool catalog as released (no keywords, no examples);
-  * learn: the same cases with leave-one-out exemplars from every dev case (what `tui-router eval`
-    gives a learning backend);
-  * examples: the catalog given 3 examples per tool taken from the OTHER half, cases of this half
-    (so the weight of catalog examples is learnt; the released catalog has none);
-  * translated: benchmarks/data/metatool-dev-translated.toml (fitting-half queries translated by
-    hand into 8 languages), zero-shot and with exemplars from the other half; counted 3 times.
-Checked on the other half (odd positions) in the same conditions, on the demo bench and on
-tests/data/demo-multilingual.toml; neither of the last two is used for fitting.
+Fitting data:
+  * from the fitting half (even positions) of MetaTool cases-dev.toml:
+    - zero-shot: the MetaTool catalog as released (no keywords, no examples);
+    - learn: the same cases with leave-one-out exemplars from every dev case (what `tui-router eval`
+      gives a learning backend);
+    - examples: the catalog given 3 examples per tool taken from the OTHER half (so the weight of
+      catalog examples is learnt; the released catalog has none);
+    - translated: benchmarks/data/metatool-dev-translated.toml (fitting-half queries translated by
+      hand into 8 languages), zero-shot and with exemplars from the other half; counted 3 times;
+  * every benchmarks/data/<name>.toml with a <name>-cases.toml (catalogs and cases written blind:
+    opsdesk, shopdesk, lifedesk), catalog only and leave-one-out, counted twice (--no-extra: none).
+--cv first scores each of those sets with constants fitted without it (leave-one-set-out), the
+honest figure for a catalog nobody fitted on. Then the final fit is checked on the other MetaTool
+half, on the demo bench and on tests/data/demo-multilingual.toml; neither of the last two is used
+for fitting.
 
-Prints the fitted constants (paste into tui_router/decide/semantic.py) and a check table. Query
-embeddings are cached in the embedding cache, so a second run takes about a minute.
+Prints the fitted constants (paste into tui_router/decide/semantic.py) and the check tables. Query
+embeddings are cached in the embedding cache; a run with --cv takes about 11 minutes here.
 """
 
 from __future__ import annotations
@@ -90,7 +95,9 @@ def backend_for(cond: Condition) -> SemanticBackend:
 def prime(backend: SemanticBackend, turns: list[Turn]) -> None:
     texts = [backend.embedder.cut(t.message) for t in turns]
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    vectors = backend.store.load_or_embed("fit-cases", digest, QUERY, texts, backend.embedder.embed, backend.embedder.dim)
+    vectors = backend.store.load_or_embed(
+        "fit-cases", digest, QUERY, texts, backend.embedder.embed, backend.embedder.dim
+    )
     backend.embedder.remember(QUERY, texts, vectors)
 
 
@@ -119,9 +126,7 @@ def observe_all(backend: SemanticBackend, turns: list[Turn], learn: bool) -> lis
         options = [c.id for c in retrieval.candidates] + [none_option]
         obs = backend.observe(turn.message, options, holdout)
         answers = {turn.label, *turn.acceptable}
-        cases.append(
-            Case(obs, answers, turn.label == none_option, bool(answers & set(obs.tools)), list(turn.tags))
-        )
+        cases.append(Case(obs, answers, turn.label == none_option, bool(answers & set(obs.tools)), list(turn.tags)))
     return cases
 
 
@@ -226,7 +231,8 @@ def score(cases: list[Case], tool_w: tuple[float, ...], none_w: dict[str, float]
     for conf, ok in conf_ok:
         bins.setdefault(min(int(conf * 10), 9), []).append((conf, ok))
     ece = sum(
-        len(b) / len(conf_ok) * abs(sum(x for x, _ in b) / len(b) - sum(o for _, o in b) / len(b)) for b in bins.values()
+        len(b) / len(conf_ok) * abs(sum(x for x, _ in b) / len(b) - sum(o for _, o in b) / len(b))
+        for b in bins.values()
     )
     return {
         "n": len(cases),
@@ -259,60 +265,123 @@ def recall_at(backend: SemanticBackend, turns: list[Turn], weights: RetrievalWei
         rank_bm25 = np.argsort(np.argsort(-np.where(s.bm25 > 0, s.bm25, -1), kind="stable"), kind="stable")
         rank_cos = np.argsort(np.argsort(-s.cos, kind="stable"), kind="stable")
         rrf = 1 / (60 + rank_bm25) + 1 / (60 + rank_cos)
-        for name, sc in (("bm25", np.where(s.bm25 > 0, s.bm25, -1)), ("cosine", s.cos), ("rrf", rrf), ("linear", linear)):
+        for name, sc in (
+            ("bm25", np.where(s.bm25 > 0, s.bm25, -1)),
+            ("cosine", s.cos),
+            ("rrf", rrf),
+            ("linear", linear),
+        ):
             order = np.argsort(-sc, kind="stable")
             for j, k in enumerate(ks):
                 out[name][j] += bool(answers & set(order[:k].tolist()))
     return {name: [round(100 * x / max(n, 1), 1) for x in vals] for name, vals in out.items()}
 
 
+def extra_sets() -> list[tuple[str, Catalog, list[Turn]]]:
+    """benchmarks/data/<name>.toml + <name>-cases.toml pairs: catalogs written blind, with cases."""
+    found = []
+    for cases_path in sorted((ROOT / "benchmarks" / "data").glob("*-cases.toml")):
+        catalog_path = cases_path.with_name(cases_path.name.removesuffix("-cases.toml") + ".toml")
+        if catalog_path.exists():
+            found.append((catalog_path.stem, load_catalog(catalog_path), load_session(cases_path).labelled()))
+    return found
+
+
+class Fitter:
+    """Fits every constant from MetaTool's fitting half and a chosen list of extra sets."""
+
+    def __init__(self, mt_catalog: Catalog, dev: list[Turn], translated: list[Turn]) -> None:
+        self.mt_catalog = mt_catalog
+        self.dev = dev
+        self.fit_half, self.check_half = dev[0::2], dev[1::2]
+        self.translated = translated
+
+    def observed(self, cond: Condition, learn: bool, weights: RetrievalWeights) -> list[Case]:
+        b = backend_for(cond)
+        b.hybrid.weights = weights
+        return observe_all(b, cond.turns, learn)
+
+    def fit(self, extras: list[tuple[str, Catalog, list[Turn]]], extra_weight: int = 2):
+        mt, fit_half, check_half = self.mt_catalog, self.fit_half, self.check_half
+        all_pairs = [(t.label, t.message) for t in self.dev]
+        other_pairs = [(t.label, t.message) for t in check_half]
+        # 1. retrieval weights: conditional logit over every tool
+        feats, golds = signals_table(backend_for(Condition("mt", mt, fit_half, [])), fit_half)
+        ex_catalog = with_examples(mt, check_half)
+        f2, g2 = signals_table(backend_for(Condition("mt-examples", ex_catalog, fit_half, [])), fit_half)
+        feats, golds = feats + f2, golds + g2
+        for name, catalog, turns in extras:
+            f3, g3 = signals_table(backend_for(Condition(name, catalog, turns, [])), turns)
+            feats, golds = feats + f3 * extra_weight, golds + g3 * extra_weight
+        weights = RetrievalWeights(*(round(float(x), 2) for x in fit_choice(feats, golds)))
+        semantic.RETRIEVAL_WEIGHTS = weights
+        # 2. the decision, over candidates from the real hybrid retrieval
+        groups = [
+            (self.observed(Condition("mt", mt, fit_half, []), False, weights), 1),
+            (self.observed(Condition("mt", mt, fit_half, all_pairs), True, weights), 1),
+            (self.observed(Condition("mt-examples", ex_catalog, fit_half, []), False, weights), 1),
+            (self.observed(Condition("tr", mt, self.translated, []), False, weights), 3),
+            (self.observed(Condition("tr", mt, self.translated, other_pairs), True, weights), 3),
+        ]
+        for name, catalog, turns in extras:
+            pairs = [(t.label, t.message) for t in turns]
+            groups.append((self.observed(Condition(name, catalog, turns, []), False, weights), extra_weight))
+            groups.append((self.observed(Condition(name, catalog, turns, pairs), True, weights), extra_weight))
+        tool_w, none_w = fit_decision(groups)
+        return weights, tuple(round(float(x), 3) for x in tool_w), none_w
+
+    def check(self, name: str, cond: Condition, learn: bool, fitted) -> str:
+        weights, tool_w, none_w = fitted
+        r = score(self.observed(cond, learn, weights), tool_w, none_w)
+        return (
+            f"| {name} | {r['n']} | {r['top1']:.1f} | {r['none_recall']:.1f} | {r['none_precision']:.1f} "
+            f"| {r['recall']:.1f} | {r['ece']:.3f} |"
+        )
+
+
+HEADER = "| check | n | top-1 | none recall | none precision | retrieval recall | ECE |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--metatool", default=str(ROOT.parent / "shared" / "data" / "metatool"))
     parser.add_argument("--quick", action="store_true", help="a quarter of the MetaTool cases (for a smoke run)")
+    parser.add_argument("--no-extra", action="store_true", help="fit on MetaTool only")
+    parser.add_argument("--cv", action="store_true", help="also check each extra set with a fit that leaves it out")
     args = parser.parse_args()
     started = time.perf_counter()
     mt_catalog = load_catalog(Path(args.metatool) / "catalog.toml")
     dev = [t for t in load_session(Path(args.metatool) / "cases-dev.toml").turns if t.label]
     if args.quick:
         dev = dev[::4]
-    fit_half, check_half = dev[0::2], dev[1::2]
     translated = [t for t in load_session(TRANSLATED).turns if t.label]
-    all_pairs = [(t.label, t.message) for t in dev]
-    other_pairs = [(t.label, t.message) for t in check_half]
+    fitter = Fitter(mt_catalog, dev, translated)
+    extras = [] if args.no_extra else extra_sets()
+    print("extra fitting sets:", ", ".join(f"{n} ({len(t)} turns)" for n, _, t in extras) or "none", flush=True)
 
-    # 1. retrieval weights: conditional logit over every tool, zero-shot + examples conditions
-    zero = Condition("mt", mt_catalog, fit_half, [])
-    backend = backend_for(zero)
-    feats, golds = signals_table(backend, fit_half)
-    ex_cond = Condition("mt-examples", with_examples(mt_catalog, check_half), fit_half, [])
-    ex_backend = backend_for(ex_cond)
-    feats2, golds2 = signals_table(ex_backend, fit_half)
-    rw = fit_choice(feats + feats2, golds + golds2)
-    weights = RetrievalWeights(*(round(float(x), 2) for x in rw))
-    semantic.RETRIEVAL_WEIGHTS = weights
-    print(f"RETRIEVAL_WEIGHTS = {weights}", flush=True)
+    if args.cv and extras:
+        print("\nleave-one-set-out: each extra set checked with constants fitted without it")
+        print(HEADER)
+        for held in extras:
+            name, catalog, turns = held
+            fitted = fitter.fit([e for e in extras if e is not held])
+            pairs = [(t.label, t.message) for t in turns]
+            print(fitter.check(f"{name}, catalog only (held out)", Condition(name, catalog, turns, []), False, fitted))
+            print(fitter.check(f"{name}, learn (held out)", Condition(name, catalog, turns, pairs), True, fitted))
+            sys.stdout.flush()
 
-    # 2. observations through the real retrieval (candidates as in production)
-    def observed(cond: Condition, learn: bool) -> list[Case]:
-        b = backend_for(cond)
-        b.hybrid.weights = weights
-        return observe_all(b, cond.turns, learn)
-
-    fit_groups = [
-        (observed(Condition("mt", mt_catalog, fit_half, []), False), 1),
-        (observed(Condition("mt", mt_catalog, fit_half, all_pairs), True), 1),
-        (observed(Condition("mt-examples", with_examples(mt_catalog, check_half), fit_half, []), False), 1),
-        (observed(Condition("tr", mt_catalog, translated, []), False), 3),
-        (observed(Condition("tr", mt_catalog, translated, other_pairs), True), 3),
-    ]
-    tool_w, none_w = fit_decision(fit_groups)
-    tool_w = tuple(round(float(x), 3) for x in tool_w)
+    fitted = fitter.fit(extras)
+    weights, tool_w, none_w = fitted
+    print(f"\nRETRIEVAL_WEIGHTS = {weights}")
     print(f"TOOL_WEIGHTS = {tool_w}")
     print(f"NONE_WEIGHTS = {none_w}", flush=True)
 
-    # 3. check on data not used for fitting
+    # checks on data not used for fitting
+    fit_half, check_half = fitter.fit_half, fitter.check_half
+    all_pairs = [(t.label, t.message) for t in dev]
     demo = load_catalog("demo")
+    db = load_session(DEMO_BENCH).labelled()
+    ml = load_session(MULTILINGUAL).labelled()
     checks = {
         "metatool odd half, zero-shot": (Condition("mt", mt_catalog, check_half, []), False),
         "metatool odd half, learn (LOO)": (Condition("mt", mt_catalog, check_half, all_pairs), True),
@@ -320,22 +389,17 @@ def main() -> int:
             Condition("mt-examples", with_examples(mt_catalog, fit_half), check_half, []),
             False,
         ),
-        "demo bench, zero-shot": (Condition("demo", demo, load_session(DEMO_BENCH).labelled(), []), False),
-        "demo multilingual, zero-shot": (Condition("demo-ml", demo, load_session(MULTILINGUAL).labelled(), []), False),
+        "demo bench, zero-shot": (Condition("demo", demo, db, []), False),
+        "demo bench, learn (LOO)": (Condition("demo", demo, db, [(t.label, t.message) for t in db]), True),
+        "demo multilingual, zero-shot": (Condition("demo-ml", demo, ml, []), False),
+        "demo multilingual, learn (LOO)": (Condition("demo-ml", demo, ml, [(t.label, t.message) for t in ml]), True),
     }
-    db = load_session(DEMO_BENCH).labelled()
-    checks["demo bench, learn (LOO)"] = (Condition("demo", demo, db, [(t.label, t.message) for t in db]), True)
-    print("\n| check | n | top-1 | none recall | none precision | retrieval recall | ECE |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("\n" + HEADER)
     for name, (cond, learn) in checks.items():
-        r = score(observed(cond, learn), tool_w, none_w)
-        print(
-            f"| {name} | {r['n']} | {r['top1']:.1f} | {r['none_recall']:.1f} | {r['none_precision']:.1f} "
-            f"| {r['recall']:.1f} | {r['ece']:.3f} |",
-            flush=True,
-        )
+        print(fitter.check(name, cond, learn, fitted), flush=True)
     print("\nretrieval recall@1/3/5/10, metatool odd half (zero-shot):")
-    for name, vals in recall_at(backend_for(Condition("mt", mt_catalog, check_half, [])), check_half, weights).items():
+    probe = backend_for(Condition("mt", mt_catalog, check_half, []))
+    for name, vals in recall_at(probe, check_half, weights).items():
         print(f"  {name:7s} {vals}")
     print(f"\n({time.perf_counter() - started:.0f} s)")
     return 0

@@ -76,9 +76,12 @@ def write_catalog(folder: Path) -> Path:
 
 
 def make_config(folder: Path, **sections) -> Config:
-    """A config file in `folder` using the tiny catalog; sessions land in folder/sessions."""
+    """A config file in `folder` using the tiny catalog; sessions land in folder/sessions.
+
+    The console tests are about the console: they pin the local backend (fast, no model) unless a
+    test passes another one."""
     catalog = write_catalog(folder)
-    data = {"catalog": str(catalog), "sessions_dir": str(folder / "sessions"), **sections}
+    data = {"catalog": str(catalog), "backend": "local", "sessions_dir": str(folder / "sessions"), **sections}
     return config_from_dict(data, folder / "tui-router.toml")
 
 

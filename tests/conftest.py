@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_embedding_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The tests never read or fill the user's cache: the semantic backend (the default when its
+    extra is installed) embeds each catalog once per test run, in a folder of its own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
+
 # --- System One servers (issue 4): real subprocesses on loopback ports, started once per session ---
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from app_harness import write_catalog
 
+from tui_router.embed import semantic_available
+
 # the console script's entry point, without depending on where the venv put the script
 CLI = [sys.executable, "-c", "import sys; from tui_router.cli import main; sys.exit(main())"]
 
@@ -67,13 +69,21 @@ def test_the_cli_and_core_never_import_textual(tmp_path: Path) -> None:
 
 
 def test_the_console_runs_in_a_real_terminal_and_quits_with_ctrl_q(tmp_path: Path) -> None:
-    """A pseudo-terminal at 80x24: the four panes are drawn, a message is routed and autosaved."""
+    """A pseudo-terminal at 80x24, default config: the panes are drawn, a message is routed and saved."""
     catalog = write_catalog(tmp_path)
     (tmp_path / "tui-router.toml").write_text(f'catalog = "{catalog}"\nsessions_dir = "sessions"\n', encoding="utf-8")
     pid, fd = pty.fork()
     if pid == 0:  # child: the console, exactly as a person starts it
         os.chdir(tmp_path)
-        os.environ.update({"TERM": "xterm-256color", "COLUMNS": "80", "LINES": "24", "TUI_ROUTER_CONFIG": ""})
+        os.environ.update(
+            {
+                "TERM": "xterm-256color",
+                "COLUMNS": "80",
+                "LINES": "24",
+                "TUI_ROUTER_CONFIG": "",
+                "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            }
+        )
         os.execv(sys.executable, [*CLI])
     import fcntl
     import struct
@@ -99,7 +109,9 @@ def test_the_console_runs_in_a_real_terminal_and_quits_with_ctrl_q(tmp_path: Pat
     try:
         assert read_until(b"Decision log"), seen[-2000:]
         assert b"Candidates" in seen and b"Distribution" in seen
-        assert read_until(b"local-lexical"), "the router never loaded"
+        # the default backend (auto): semantic when its extra is installed, local otherwise
+        model = b"semantic-e5" if semantic_available() else b"local-lexical"
+        assert read_until(model, timeout=90.0), "the router never loaded"
         os.write(fd, b"show my calendar agenda for monday\r")
         assert read_until(b"list_events")
         os.write(fd, b"\x11")  # ctrl+q

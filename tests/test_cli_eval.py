@@ -15,6 +15,7 @@ import pytest
 from test_evaluate_support import write_session
 
 from tui_router.cli import main
+from tui_router.embed import semantic_available
 from tui_router.session import Session, SessionInfo, Turn, save_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,9 @@ def test_eval_json_subprocess(tmp_path):
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert (data["n"], data["tool_cases"], data["none_cases"]) == (30, 25, 5)
-    assert data["backend"] == "local" and data["learning"].startswith("leave-one-out")
+    # the default backend: semantic when its extra is installed, local otherwise
+    assert data["backend"] == ("semantic" if semantic_available() else "local")
+    assert data["learning"].startswith("leave-one-out")
     assert len(data["turns"]) == 30 and set(data["recall_at_k"]) == {str(k) for k in range(1, 11)}
     assert 0.0 <= data["top1"] <= 1.0 and data["context_bytes"]["all_schemas"] > data["context_bytes"]["snippets_only"]
 
@@ -73,7 +76,7 @@ def test_gate_with_json_keeps_stdout_json(capsys):
 
 def test_eval_tables_and_markdown(tmp_path, capsys):
     md = tmp_path / "out" / "eval.md"
-    assert main(["eval", str(BENCH), "--compare", "bm25", "--markdown", str(md)]) == 0
+    assert main(["eval", str(BENCH), "--backend", "local", "--compare", "bm25", "--markdown", str(md)]) == 0
     out = capsys.readouterr().out
     assert "learning: leave-one-out" in out and "Per category: local" in out and "Per category: bm25" in out
     assert "Context bytes (mean per turn)" in out and "Reliability: local" in out
@@ -84,7 +87,7 @@ def test_eval_tables_and_markdown(tmp_path, capsys):
 
 
 def test_eval_compare_json(capsys):
-    assert main(["eval", str(BENCH), "--compare", "bm25", "--json", "--no-learn"]) == 0
+    assert main(["eval", str(BENCH), "--backend", "local", "--compare", "bm25", "--json", "--no-learn"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["backend"] == "local" and data["compare"]["backend"] == "bm25"
     assert data["learning"].startswith("off") and data["compare"]["learning"].startswith("none")
@@ -162,7 +165,8 @@ def test_calibrate_writes_config(tmp_path, capsys):
     turns = [{"message": ex, "label": t.id} for t in catalog.tools for ex in t.examples]
     cases = write_session(tmp_path / "cases.toml", turns, catalog="demo")
     target = tmp_path / "cfg.toml"
-    assert main(["calibrate", str(cases), "--write-config", str(target), "--target-precision", "0.9"]) == 0
+    args = ["calibrate", str(cases), "--backend", "local", "--write-config", str(target), "--target-precision", "0.9"]
+    assert main(args) == 0
     out = capsys.readouterr().out
     assert "Suggested thresholds" in out and "Held-out NLL" in out and f"to {target}" in out
     assert main(["route", "--config", str(target), "--json", "read the file notes.md"]) == 0

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tui_router.embed import semantic_available
+
 CLI = [sys.executable, "-m", "tui_router"]
 
 
@@ -23,7 +25,7 @@ def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def test_json_contract(tmp_path: Path) -> None:
-    result = route("--json", "Text Jordan that the deploy finished.", cwd=tmp_path)
+    result = route("--json", "--backend", "local", "Text Jordan that the deploy finished.", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)  # exactly one JSON object
     for key in ("message", "candidates", "choice", "probabilities", "confidence", "reported_confidence", "band", "action", "model", "latency_ms", "error"):
@@ -35,6 +37,16 @@ def test_json_contract(tmp_path: Path) -> None:
     assert abs(sum(data["probabilities"].values()) - 1.0) < 1e-6
     assert data["action"] in {"execute", "confirm", "escalate", "fallback"}
     assert data["model"] == "local-lexical-1"
+
+
+def test_default_backend_is_semantic_when_installed(tmp_path: Path) -> None:
+    result = route("--json", "Text Jordan that the deploy finished.", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["choice"] == "send_sms"
+    # the default backend (auto): semantic when its extra is installed, local otherwise
+    assert data["backend"] == ("semantic" if semantic_available() else "local")
+    assert data["model"].startswith("semantic-e5-hybrid" if semantic_available() else "local-lexical-1")
 
 
 def test_haiku_falls_back(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_defaults_run_with_no_file() -> None:
     config = load_config()
     assert config.source is None
-    assert config.backend == "local" and config.catalog == "demo"
+    assert config.backend == "auto" and config.catalog == "demo"
     assert (config.policy.high, config.policy.medium, config.policy.confidence) == (0.75, 0.45, "reference")
     assert config.retrieval.top_k == 5 and config.retrieval.direct_max == 8
 
@@ -64,7 +64,7 @@ def test_bad_values(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(path)
     text = "\n".join(info.value.lines())
-    assert "'backend' must be 'local', 'bm25', 'systemone' or 'semantic'" in text
+    assert "'backend' must be 'auto', 'local', 'bm25', 'systemone' or 'semantic'" in text
     assert "medium (0.6) must not be above high (0.3)" in text
 
 

@@ -13,10 +13,12 @@ from tui_router.decide.local import LocalBackend, injection_shaped
 from tui_router.policy import Action
 from tui_router.route import Router
 
+LOCAL = config_from_dict({"backend": "local"})  # these tests are about the local backend
+
 
 @pytest.fixture(scope="module")
 def router() -> Router:
-    return Router(load_catalog("demo"))
+    return Router(load_catalog("demo"), LOCAL)
 
 
 def test_distribution_is_real_and_covers_the_offered_options(router: Router) -> None:
@@ -110,7 +112,7 @@ def test_demo_bench_quality_floor() -> None:
     from tui_router.resources import bundled_session
     from tui_router.session import load_session
 
-    router = Router(load_catalog("demo"))
+    router = Router(load_catalog("demo"), LOCAL)
     turns = load_session(bundled_session("demo-bench")).turns
     tools = [t for t in turns if t.label != "defer_to_llm"]
     nones = [t for t in turns if t.label == "defer_to_llm"]

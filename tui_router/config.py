@@ -18,7 +18,7 @@ from .catalog import Risk
 from .errors import ConfigError, did_you_mean
 
 ConfidenceFormula = Literal["reference", "top", "margin", "entropy", "reported"]
-BackendName = Literal["local", "bm25", "systemone", "semantic"]
+BackendName = Literal["auto", "local", "bm25", "systemone", "semantic"]
 
 
 class _Section(BaseModel):
@@ -119,7 +119,8 @@ class FallbackConfig(_Section):
 
 class Config(_Section):
     catalog: str = "demo"
-    backend: BackendName = "local"
+    # auto: semantic when its extra is installed (better on every labelled set), else local
+    backend: BackendName = "auto"
     sessions_dir: str = "sessions"
     retrieval: RetrievalConfig = RetrievalConfig()
     policy: PolicyConfig = PolicyConfig()

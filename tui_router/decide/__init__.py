@@ -11,13 +11,23 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..retrieve import Retriever
 
-__all__ = ["Answer", "DecisionBackend", "Question", "make_backend", "BACKENDS"]
+__all__ = ["Answer", "DecisionBackend", "Question", "make_backend", "resolve_backend", "BACKENDS"]
 
-BACKENDS = ("local", "bm25", "systemone", "semantic")
+BACKENDS = ("auto", "local", "bm25", "systemone", "semantic")
+
+
+def resolve_backend(name: str) -> str:
+    """`auto` is the semantic backend when its extra is installed, the local one otherwise."""
+    if name != "auto":
+        return name
+    from ..embed import semantic_available
+
+    return "semantic" if semantic_available() else "local"
 
 
 def make_backend(name: str, catalog: Catalog, config: Config, retriever: Retriever | None = None) -> DecisionBackend:
     """Build a backend by name; imports stay lazy so start-up pays only for what is used."""
+    name = resolve_backend(name)
     if name == "local":
         from .local import LocalBackend
 

@@ -16,8 +16,9 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    (weighted apart for messages that are not English, where missing word overlap says little).
    Text shaped like a prompt injection, in any language, adds fixed none evidence.
 3. P(none) = sigmoid(none score); P(tool) = (1 - P(none)) * softmax(tool scores). Both steps were
-   fitted by maximum likelihood (benchmarks/fit_semantic.py) on MetaTool dev, so the distribution
-   is calibrated there; [semantic] temperature and none_bias adjust it for other catalogs.
+   fitted by maximum likelihood (benchmarks/fit_semantic.py) on MetaTool dev and three catalogs
+   with cases written blind for the purpose, so the distribution is calibrated there;
+   [semantic] temperature and none_bias adjust it for other catalogs.
 """
 
 from __future__ import annotations
@@ -47,24 +48,25 @@ from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
 from .local import LocalBackend, injection_shaped, load_exemplars, normalise_message
 
-MODEL_NAME = "semantic-e5-hybrid-1"
+MODEL_NAME = "semantic-e5-hybrid-2"
 
-# -- fitted constants (benchmarks/fit_semantic.py; MetaTool dev, fitting half) -------------------
-RETRIEVAL_WEIGHTS = RetrievalWeights(cos=3.24, example=1.29, bm25=2.43, log_bm25=0.61)
+# -- fitted constants (benchmarks/fit_semantic.py: MetaTool dev fitting half + the three catalogs
+# and case sets written blind for it, benchmarks/data/*desk*.toml) -------------------------------
+RETRIEVAL_WEIGHTS = RetrievalWeights(cos=3.55, example=1.53, bm25=1.64, log_bm25=0.78)
 # which tool: cosine, example, BM25 share, local evidence
-TOOL_WEIGHTS = (2.216, 2.157, 1.517, 1.239)
+TOOL_WEIGHTS = (2.662, 2.015, 1.595, 0.889)
 # whether none: log-odds weights
 NONE_WEIGHTS = {
-    "bias": -1.079,
-    "english": 2.171,
-    "pooled": -0.777,
-    "cos_margin": -1.095,
-    "example": 0.35,
-    "local_none_en": 1.808,
-    "local_tool_en": -1.272,
-    "local_none_other": 1.888,
-    "local_tool_other": 0.012,
-    "none_exemplar": 0.861,
+    "bias": -1.522,
+    "english": 0.93,
+    "pooled": -0.352,
+    "cos_margin": -0.951,
+    "example": -0.605,
+    "local_none_en": 1.626,
+    "local_tool_en": -0.239,
+    "local_none_other": 1.625,
+    "local_tool_other": -0.396,
+    "none_exemplar": 0.673,
 }
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_WEIGHT = 6.0  # none log-odds per unit ((cos - center) * 20) of likeness to an injection phrase

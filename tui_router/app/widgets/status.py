@@ -31,11 +31,19 @@ class Status:
             return full
         long_thresholds = f"high ≥ {self.high:g} · medium ≥ {self.medium:g}"
         short_thresholds = f"≥{self.high:g}/≥{self.medium:g}"
-        for thresholds, name in ((long_thresholds, True), (short_thresholds, True), (short_thresholds, False)):
-            compact = self.render_compact(sep, thresholds, name)
+        model = self.model
+        short_model = model.split(" (", 1)[0]  # "semantic-e5-hybrid-2 (multilingual-e5-…)": the name
+        variants = (
+            (long_thresholds, True, model),
+            (short_thresholds, True, model),
+            (short_thresholds, True, short_model),
+            (short_thresholds, False, short_model),
+        )
+        for thresholds, name, shown_model in variants:
+            compact = self.render_compact(sep, thresholds, name, shown_model)
             if compact.cell_length <= width - 2:
                 return compact
-        return self.render_compact(sep, short_thresholds, True)  # two lines, wrapped between words
+        return self.render_compact(sep, short_thresholds, True, short_model)  # two lines, wrapped between words
 
     def render_full(self, sep: tuple[str, str]) -> Content:
         catalog = self.catalog + (f" ({self.options} options)" if self.options is not None else "")
@@ -64,15 +72,14 @@ class Status:
             parts += [sep, (self.loading, "italic $warning")]
         return Content.assemble(*parts)
 
-
-    def render_compact(self, sep: tuple[str, str], thresholds: str, name: bool) -> Content:
+    def render_compact(self, sep: tuple[str, str], thresholds: str, name: bool, model: str) -> Content:
         """The same facts without the labels, so it fits on one line at 120 and two at 80."""
         catalog = self.catalog + (f" ({self.options})" if self.options is not None else "")
         parts: list[str | tuple[str, str] | Content] = [
             *((("tui-router", "bold $text-accent"), sep) if name else ()),
             catalog,
             sep,
-            self.backend + (f" · {self.model}" if self.model else ""),
+            self.backend + (f" · {model}" if model else ""),
             sep,
             thresholds,
             sep,
