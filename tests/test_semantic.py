@@ -118,6 +118,44 @@ def test_small_catalog_is_offered_whole(cache_dir: Path) -> None:
     assert decision.choice == "search_docs"
 
 
+SIBLINGS = """
+name = "groceries"
+[[tools]]
+id = "add_to_shopping_list"
+when_to_use = "Put items on the household shopping list."
+[[tools]]
+id = "remove_from_shopping_list"
+when_to_use = "Take items off the household shopping list."
+[[tools]]
+id = "show_shopping_list"
+when_to_use = "Read out what is on the household shopping list."
+[[tools]]
+id = "set_timer"
+when_to_use = "Start a kitchen countdown timer."
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "label"),
+    [
+        ("got the milk and the bread already, cross them off", "remove_from_shopping_list"),
+        ("we're out of eggs and butter, add them", "add_to_shopping_list"),
+        ("¿qué nos falta comprar? muéstrame la lista", "show_shopping_list"),
+        ("Streich die Tomaten von der Einkaufsliste", "remove_from_shopping_list"),
+    ],
+)
+def test_sibling_tools_are_told_apart_by_the_action(tmp_path: Path, cache_dir: Path, message: str, label: str) -> None:
+    """One topic, three actions: the embedding alone sees the list; the action cue picks the tool."""
+    path = tmp_path / "groceries.toml"
+    path.write_text(SIBLINGS, encoding="utf-8")
+    config = config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(cache_dir)}})
+    decision = Router(load_catalog(path), config).route(message)
+    siblings = {"add_to_shopping_list", "remove_from_shopping_list", "show_shopping_list"} - {label}
+    # the right sibling well ahead of the other two (whether any tool fits is the none model's call:
+    # on a bare four-tool catalog without keywords or examples it may still defer)
+    assert all(decision.probabilities[label] > 3 * decision.probabilities[other] for other in siblings), decision.probabilities
+
+
 # -- learning from labelled turns, leave-one-out -------------------------------------------
 
 

@@ -7,7 +7,10 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    keywords); best cosine with one of its examples or labelled exemplars (sessions in [local]
    examples, or cases an eval teaches; leave-one-out through Question.holdout); its BM25 score
    relative to the message's best; the `local` backend's lexical evidence (concept lexicon, typo
-   correction). Which tool: a softmax over a weighted sum of these.
+   correction); whether the action the message asks for (create, remove, change, read: cue words
+   in several languages, tui_router/actions.py) is the tool's (the first word of its id), which
+   tells sibling tools apart where embeddings see one topic. Which tool: a softmax over a weighted
+   sum of these.
 2. Whether any tool fits is its own question, because e5 cosines sit in a narrow band (unrelated
    texts ~0.78, the right tool ~0.85): a logistic model of "none" over margins, not raw levels:
    the pooled tool score, the best tool cosine minus the best cosine with a bank of requests an
@@ -32,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..actions import agreement, message_actions
 from ..catalog import Catalog
 from ..config import Config, RetrievalConfig, SemanticConfig
 from ..embed import QUERY, Embedder, EmbeddingStore, default_cache_dir, require_semantic
@@ -53,20 +57,20 @@ MODEL_NAME = "semantic-e5-hybrid-2"
 # -- fitted constants (benchmarks/fit_semantic.py: MetaTool dev fitting half + the three catalogs
 # and case sets written blind for it, benchmarks/data/*desk*.toml) -------------------------------
 RETRIEVAL_WEIGHTS = RetrievalWeights(cos=3.55, example=1.53, bm25=1.64, log_bm25=0.78)
-# which tool: cosine, example, BM25 share, local evidence
-TOOL_WEIGHTS = (2.662, 2.015, 1.595, 0.889)
+# which tool: cosine, example, BM25 share, local evidence, action agrees, action conflicts
+TOOL_WEIGHTS = (2.702, 2.052, 1.593, 0.919, 0.178, -1.847)
 # whether none: log-odds weights
 NONE_WEIGHTS = {
-    "bias": -1.522,
-    "english": 0.93,
-    "pooled": -0.352,
-    "cos_margin": -0.951,
-    "example": -0.605,
-    "local_none_en": 1.626,
-    "local_tool_en": -0.239,
-    "local_none_other": 1.625,
-    "local_tool_other": -0.396,
-    "none_exemplar": 0.673,
+    "bias": -1.533,
+    "english": 0.942,
+    "pooled": -0.357,
+    "cos_margin": -0.937,
+    "example": -0.593,
+    "local_none_en": 1.634,
+    "local_tool_en": -0.232,
+    "local_none_other": 1.623,
+    "local_tool_other": -0.363,
+    "none_exemplar": 0.671,
 }
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_WEIGHT = 6.0  # none log-odds per unit ((cos - center) * 20) of likeness to an injection phrase
@@ -175,7 +179,8 @@ class Observation:
     """The evidence for one message over the offered options (what the fit script learns from)."""
 
     tools: list[str]  # offered tool ids, in option order (the none option excluded)
-    tool_features: np.ndarray  # (len(tools), 4): cosine, example, BM25 share, local evidence
+    # (len(tools), 6): cosine, example, BM25 share, local evidence, action agrees, action conflicts
+    tool_features: np.ndarray
     english: float
     cos_max: float  # best raw cosine over the offered tools
     none_prototype: float  # best raw cosine with a NONE_PROTOTYPES request
@@ -352,17 +357,20 @@ class SemanticBackend(DecisionBackend):
         evidence = self.lexical.evidence(message, options, holdout)
         top_bm25 = float(signals.bm25.max()) if len(signals.bm25) else 0.0
         rows = []
+        actions = message_actions(message)
         cos_max = -1.0
         for option in tools:
             i = position.get(option)
             cos = float(signals.cos[i]) if i is not None else -1.0
             example = max(float(signals.example[i]) if i is not None else -1.0, exemplar.get(option, -1.0))
             bm25 = float(signals.bm25[i]) / top_bm25 if i is not None and top_bm25 > 0 else 0.0
-            rows.append((float(cos_feature(cos)), float(example_feature(example)), bm25, evidence.get(option, 0.0)))
+            agree, conflict = agreement(actions, option)
+            features = (cos_feature(cos), example_feature(example), bm25, evidence.get(option, 0.0), agree, conflict)
+            rows.append(tuple(float(f) for f in features))
             cos_max = max(cos_max, cos)
         return Observation(
             tools=tools,
-            tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), 4),
+            tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), 6),
             english=english_share(message),
             cos_max=cos_max,
             none_prototype=float((self._prototypes @ vector).max()),
