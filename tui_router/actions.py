@@ -1,4 +1,4 @@
-"""What a request asks to do to a thing: create it, remove it, change it, or read it.
+"""What a request asks to do to a thing: create it, remove it, change it, read it, or send it.
 
 Sibling tools (create/cancel/update/list of one object, add to/remove from a list) share their
 topic, so an embedding model finds them all equally close; the verb tells them apart. A tool's
@@ -14,21 +14,22 @@ from functools import lru_cache
 
 from .textnorm import fold
 
-CREATE, REMOVE, UPDATE, READ = "create", "remove", "update", "read"
+CREATE, REMOVE, UPDATE, READ, SEND = "create", "remove", "update", "read", "send"
 
 # First word of a tool id -> action
 _TOOL_VERBS = {
-    CREATE: "create add new book reserve schedule open make register request generate issue log file raise start enroll invite insert post put save",
+    CREATE: "create add new book reserve schedule open make register request generate issue log file raise start enroll invite insert post put save draft compose prepare write",
     REMOVE: "cancel delete remove revoke deactivate disable unsubscribe void withdraw drop close end terminate archive purge clear stop pause unlink decline reject",
     UPDATE: "update change modify edit move reschedule rename set adjust switch upgrade downgrade replace reassign assign transfer merge correct patch resize scale",
     READ: "get list show search find check track view fetch lookup query read describe count summarize inspect browse status locate export download compare estimate",
+    SEND: "send resend reply respond forward email mail text sms notify message ping page broadcast announce alert",
 }
 
 # Message cues, in several languages (folded: lower case, no accents). Words of 5+ letters also
 # match longer forms ("cancel" -> "cancelled"); CJK and kana cues match anywhere; "*" stands for
 # up to three words ("push * back": "push the standup back").
 _MESSAGE_CUES = {
-    CREATE: """create, add, new, make, set up, book, reserve, schedule, register, sign me up, raise, open a, open an,
+    CREATE: """create, add, new, make, set up, draft, compose, prepare, write up, book, reserve, schedule, register, sign me up, raise, open a, open an,
         crear, crea, anade, anadir, agrega, agregar, nuevo, nueva, reserva, reservar, apunta, registra,
         creer, cree, ajoute, ajouter, nouveau, nouvelle, reserve, reserver, inscris,
         erstelle, erstellen, lege, anlegen, hinzufugen, fuge, neu, neue, neuen, buche, buchen, reservier,
@@ -91,6 +92,22 @@ _MESSAGE_CUES = {
         보여, 확인, 언제, 어디, 얼마, 있어,
         दिखा, कब, कहाँ, कितन, क्या,
         أين, متى, كم, هل, أظهر, اعرض""",
+    SEND: """send, resend, forward, reply, respond, notify, inform, let * know, tell her, tell him, tell them, tell the,
+        tell everyone, tell everybody, write to, write back, ping, drop * a line, get back to, ^email, ^mail, ^text, ^message,
+        enviar, envia, envie, enviale, manda, mandar, mandale, responde, responder, avisa, avisar, avisale, dile, diles,
+        envoyer, envoie, envoyez, reponds, repondre, previens, prevenir, dis-lui, dis-leur, ecris a,
+        schick, schicke, schicken, sende, senden, antworte, antworten, benachrichtige, benachrichtigen, sag ihr, sag ihm,
+        invia, inviare, inviagli, mandagli, rispondi, rispondere, avvisa, avvisare, scrivi a,
+        envia, enviar, mande, responda, responder, avise, avisar, diga a,
+        stuur, sturen, verstuur, versturen, antwoord, laat * weten,
+        отправь, отправить, пошли, напиши, ответь, сообщи, уведоми,
+        wyslij, napisz do, odpowiedz, powiadom,
+        gonder, yanitla, bildir, haber ver,
+        发送, 发给, 发个, 回复, 告诉, 通知,
+        送って, 送信, 返信, 伝えて, 知らせ,
+        보내, 답장, 알려,
+        भेज, बता,
+        أرسل, ارسل, رد على, أخبر, أبلغ""",
 }
 _NO_SPACE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0900-\u097f\u0600-\u06ff]")
 
@@ -103,6 +120,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         for cue in {fold(c.strip()) for c in text.replace("\n", ",").split(",") if c.strip()}:
             if _NO_SPACE.search(cue):
                 parts.append(re.escape(cue))
+            elif cue.startswith("^"):  # a noun as often as a verb: only as the request's first word
+                parts.append(r"^(?:(?:please|pls|can you|could you|hey|ok|okay)\W+)*" + re.escape(cue[1:]) + r"(?!\w)")
             elif " * " in cue:  # a separable verb: "push * back"
                 head, tail = cue.split(" * ", 1)
                 parts.append(r"(?<!\w)" + re.escape(head) + r"(?:\s+\S+){0,3}?\s+" + re.escape(tail) + r"(?!\w)")
@@ -118,8 +137,12 @@ def _verbs() -> dict[str, str]:
     return {verb: action for action, text in _TOOL_VERBS.items() for verb in text.split()}
 
 
+# "draft it but don't send it yet" asks for no sending
+_NEGATED_SEND = re.compile(r"(?<!\w)(?:don'?t|do not|not|without|never|no)\s+(?:\w+\s+)?(?:send|sending|sent)(?!\w)")
+
+
 def message_actions(message: str) -> frozenset[str]:
-    text = fold(message[:2000])
+    text = _NEGATED_SEND.sub(" ", fold(message[:2000]).strip())
     return frozenset(action for action, pattern in _patterns().items() if pattern.search(text))
 
 

@@ -7,14 +7,15 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    keywords); best cosine with one of its examples or labelled exemplars (sessions in [local]
    examples, or cases an eval teaches; leave-one-out through Question.holdout); its BM25 score
    relative to the message's best; the `local` backend's lexical evidence (concept lexicon, typo
-   correction); whether the action the message asks for (create, remove, change, read: cue words
+   correction); whether the action the message asks for (create, remove, change, read, send: cue words
    in several languages, tui_router/actions.py) is the tool's (the first word of its id), which
    tells sibling tools apart where embeddings see one topic. Which tool: a softmax over a weighted
-   sum of these.
+   sum of these. The tools offered are the hybrid retrieval's (tui_router/hybrid.py) plus the one
+   the `local` backend would choose, since a catalog's keywords can name a tool e5 misses.
 2. Whether any tool fits is its own question, because e5 cosines sit in a narrow band (unrelated
-   texts ~0.78, the right tool ~0.85): a logistic model of "none" over margins, not raw levels:
-   the pooled tool score, the best tool cosine minus the best cosine with a bank of requests an
-   assistant answers itself (poems, explanations, chit-chat, in several languages), the best
+   texts ~0.78, the right tool ~0.85): a logistic model of "none" over the pooled tool score, how
+   near the message is to a bank of requests an assistant answers itself (poems, explanations,
+   chit-chat, in several languages) and the best tool cosine's margin over that, the best
    example similarity, the similarity to labelled none-exemplars, and the lexical none evidence
    (weighted apart for messages that are not English, where missing word overlap says little).
    Text shaped like a prompt injection, in any language, adds fixed none evidence.
@@ -52,25 +53,26 @@ from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
 from .local import LocalBackend, injection_shaped, load_exemplars, normalise_message
 
-MODEL_NAME = "semantic-e5-hybrid-2"
+MODEL_NAME = "semantic-e5-hybrid-3"
 
 # -- fitted constants (benchmarks/fit_semantic.py: MetaTool dev fitting half + the three catalogs
 # and case sets written blind for it, benchmarks/data/*desk*.toml) -------------------------------
 RETRIEVAL_WEIGHTS = RetrievalWeights(cos=3.55, example=1.53, bm25=1.64, log_bm25=0.78)
 # which tool: cosine, example, BM25 share, local evidence, action agrees, action conflicts
-TOOL_WEIGHTS = (2.702, 2.052, 1.593, 0.919, 0.178, -1.847)
+TOOL_WEIGHTS = (2.701, 2.074, 1.6, 0.918, 0.071, -1.863)
 # whether none: log-odds weights
 NONE_WEIGHTS = {
-    "bias": -1.533,
-    "english": 0.942,
-    "pooled": -0.357,
-    "cos_margin": -0.937,
-    "example": -0.593,
-    "local_none_en": 1.634,
-    "local_tool_en": -0.232,
-    "local_none_other": 1.623,
-    "local_tool_other": -0.363,
-    "none_exemplar": 0.671,
+    "bias": -1.489,
+    "english": 1.018,
+    "pooled": -0.576,
+    "cos_margin": -0.15,
+    "example": -0.272,
+    "local_none_en": 1.64,
+    "local_tool_en": -0.108,
+    "local_none_other": 1.619,
+    "local_tool_other": -0.138,
+    "none_exemplar": 0.663,
+    "none_bank": 1.037,
 }
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_WEIGHT = 6.0  # none log-odds per unit ((cos - center) * 20) of likeness to an injection phrase
@@ -204,6 +206,7 @@ class Observation:
             "local_none_other": self.local_none * (1 - en),
             "local_tool_other": local_tool * (1 - en),
             "none_exemplar": float(example_feature(self.none_exemplar)),
+            "none_bank": float(example_feature(self.none_prototype)),
         }
 
 
@@ -335,16 +338,34 @@ class SemanticBackend(DecisionBackend):
         return best
 
     def suggest_candidates(self, message: str, holdout: str | None = None) -> list[str]:
-        """Tools whose exemplars are near-paraphrases of the message (semantic, then lexical)."""
+        """The lexical backend's own choice, and tools whose exemplars are near-paraphrases of the
+        message (semantic, then lexical)."""
+        pick = self._lexical_pick(message, holdout)
         if not self._labels and not self._pending:
-            return []
+            return pick
         best = self._exemplar_best(self.hybrid.signals(message).vector, holdout)
         ranked = sorted(
             (label for label, sim in best.items() if sim >= SUGGEST_MIN_COSINE and label in self.catalog),
             key=lambda label: -best[label],
         )
         lexical = self.lexical.suggest_candidates(message, holdout)
-        return list(dict.fromkeys(ranked[:SUGGEST_MAX] + lexical))
+        return list(dict.fromkeys(pick + ranked[:SUGGEST_MAX] + lexical))
+
+    def _lexical_pick(self, message: str, holdout: str | None) -> list[str]:
+        """The tool the local backend would choose among BM25's top_k, when it would choose one: a
+        catalog's keywords can name a tool that e5 does not place near the message ("let Dana make
+        changes to the deck" for share_file), and a tool never offered cannot be chosen."""
+        bm25 = self.hybrid.signals(message).bm25  # already computed for retrieval
+        tools = self.index.tools
+        matched = np.flatnonzero(bm25 > 0)
+        ranked = matched[np.argsort(-bm25[matched], kind="stable")]
+        ids = [tools[i].id for i in ranked.tolist() if not tools[i].is_escalation][: self.bm25.config.top_k]
+        if not ids:
+            return []
+        none_option = self.catalog.none_option
+        evidence = self.lexical.evidence(message, [*ids, none_option], holdout)
+        best = max(ids, key=lambda option: evidence[option])
+        return [best] if evidence[best] > evidence[none_option] else []
 
     # -- scoring ----------------------------------------------------------------------------
     def observe(self, message: str, options: list[str], holdout: str | None = None) -> Observation:

@@ -32,7 +32,7 @@ class Status:
         long_thresholds = f"high ≥ {self.high:g} · medium ≥ {self.medium:g}"
         short_thresholds = f"≥{self.high:g}/≥{self.medium:g}"
         model = self.model
-        short_model = model.split(" (", 1)[0]  # "semantic-e5-hybrid-2 (multilingual-e5-…)": the name
+        short_model = model.split(" (", 1)[0]  # "semantic-e5-hybrid-3 (multilingual-e5-…)": the name
         variants = (
             (long_thresholds, True, model),
             (short_thresholds, True, model),
