@@ -9,7 +9,8 @@ import pytest
 from tui_router.catalog import Catalog, Tool, load_catalog
 from tui_router.config import config_from_dict
 from tui_router.decide.bm25 import BM25Backend
-from tui_router.decide.local import LocalBackend, injection_shaped
+from tui_router.decide.local import LocalBackend
+from tui_router.injection import injection_shaped
 from tui_router.policy import Action
 from tui_router.route import Router
 

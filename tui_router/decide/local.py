@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import glob
 import math
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -30,6 +29,7 @@ import numpy as np
 
 from ..catalog import Catalog, Tool
 from ..config import Config
+from ..injection import injection_shaped
 from ..lexicon import analyze, concept_sources, llm_native_cues
 from ..retrieve import Retriever
 from ..textnorm import STOPWORDS, fold, tokenize
@@ -58,30 +58,6 @@ LLM_CUE_WEIGHT = 1.0
 COVERAGE_FLOOR = 0.35  # how much of an option's evidence survives when it explains little of the message
 TOOL_TEMPERATURE_RATIO = 0.3
 NONE_TEMPERATURE_RATIO = 0.5
-
-_INJECTION = re.compile(
-    r"ignore (?:all |any |the |your )?(?:previous|prior|above|earlier|preceding)"
-    r"|disregard (?:all |any |the |your )?(?:previous|prior|above|instructions|rules)"
-    r"|forget (?:all |your )?(?:previous |prior )?instructions"
-    r"|you are now (?:in )?(?:a |an )?\w+"
-    r"|(?:developer|admin|god|debug|sudo) mode"
-    r"|system prompt|jailbreak|override (?:your|the|all) (?:rules|instructions|safety)"
-    r"|new instructions:|bypass (?:the )?(?:allowlist|permission|safety|checks)"
-    # the same in other languages (text is accent-folded and lower-cased first)
-    r"|(?:ignora|olvida) (?:todas )?(?:tus |las )?instrucciones"
-    r"|ignorez? (?:toutes )?(?:les |vos )?instructions"
-    r"|(?:ignoriere|vergiss) (?:alle )?(?:vorherigen |bisherigen )?(?:anweisungen|instruktionen)"
-    r"|ignora (?:tutte )?(?:le )?istruzioni"
-    r"|忽略.{0,6}(?:指令|指示|提示)|无视.{0,6}(?:指令|指示)"
-    r"|(?:指示|命令).{0,4}無視",
-    re.IGNORECASE,
-)
-
-
-def injection_shaped(message: str) -> bool:
-    """Text that tries to instruct the router instead of asking for something."""
-    return bool(_INJECTION.search(fold(message)))
-
 
 @dataclass
 class _Profile:

@@ -49,9 +49,10 @@ from ..hybrid import (
     cos_feature,
     example_feature,
 )
+from ..injection import injection_shaped
 from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
-from .local import LocalBackend, injection_shaped, load_exemplars, normalise_message
+from .local import LocalBackend, load_exemplars, normalise_message
 
 MODEL_NAME = "semantic-e5-hybrid-3"
 
@@ -62,17 +63,17 @@ RETRIEVAL_WEIGHTS = RetrievalWeights(cos=3.55, example=1.53, bm25=1.64, log_bm25
 TOOL_WEIGHTS = (2.701, 2.074, 1.6, 0.918, 0.071, -1.863)
 # whether none: log-odds weights
 NONE_WEIGHTS = {
-    "bias": -1.489,
-    "english": 1.018,
-    "pooled": -0.576,
-    "cos_margin": -0.15,
-    "example": -0.272,
-    "local_none_en": 1.64,
-    "local_tool_en": -0.108,
-    "local_none_other": 1.619,
-    "local_tool_other": -0.138,
-    "none_exemplar": 0.663,
-    "none_bank": 1.037,
+    "bias": -1.513,
+    "english": 1.156,
+    "pooled": -0.611,
+    "cos_margin": -0.317,
+    "example": -0.267,
+    "local_none_en": 1.834,
+    "local_tool_en": -0.402,
+    "local_none_other": 1.646,
+    "local_tool_other": -0.216,
+    "none_exemplar": 0.631,
+    "none_bank": 1.044,
 }
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_WEIGHT = 6.0  # none log-odds per unit ((cos - center) * 20) of likeness to an injection phrase
