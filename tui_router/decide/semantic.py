@@ -32,6 +32,7 @@ import math
 import re
 import time
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -360,7 +361,8 @@ class SemanticBackend(DecisionBackend):
         tools = self.index.tools
         matched = np.flatnonzero(bm25 > 0)
         ranked = matched[np.argsort(-bm25[matched], kind="stable")]
-        ids = [tools[i].id for i in ranked.tolist() if not tools[i].is_escalation][: self.bm25.config.top_k]
+        # stop at top_k: on a large catalog most tools share some word with the message
+        ids = list(islice((tools[i].id for i in ranked.tolist() if not tools[i].is_escalation), self.bm25.config.top_k))
         if not ids:
             return []
         none_option = self.catalog.none_option
