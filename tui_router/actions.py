@@ -1,10 +1,14 @@
-"""What a request asks to do to a thing: create it, remove it, change it, read it, or send it.
+"""What a request asks to do to a thing: create it, remove it, change it, read it, send it, reply
+to a message, or grant someone access to it.
 
-Sibling tools (create/cancel/update/list of one object, add to/remove from a list) share their
-topic, so an embedding model finds them all equally close; the verb tells them apart. A tool's
-action comes from the first word of its id (verb_object, the common convention); a message's from
-cue words in several languages. Used as two features of the semantic backend: the tool's action is
-among the message's, or the message names actions and not the tool's.
+Sibling tools (create/cancel/update/list of one object, add to/remove from a list, send/reply,
+share/edit) share their topic, so an embedding model finds them all equally close; the verb tells
+them apart. A tool's action comes from the first word of its id (verb_object, the common
+convention); a message's from cue words in several languages. Two constructions are read apart:
+"let Dana edit the deck" grants access (the edit is Dana's, not the request's), and a reply answers
+a message the request refers to ("Karen mailed this morning; tell her yes"), so a new message to
+an address is a send and a reply tool does not fit it. Used as two features of the semantic
+backend: the tool's action is among the message's, or the message names actions and not the tool's.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from functools import lru_cache
 from .textnorm import fold
 
 CREATE, REMOVE, UPDATE, READ, SEND = "create", "remove", "update", "read", "send"
+REPLY, GRANT = "reply", "grant"
 
 # First word of a tool id -> action
 _TOOL_VERBS = {
@@ -22,7 +27,9 @@ _TOOL_VERBS = {
     REMOVE: "cancel delete remove revoke deactivate disable unsubscribe void withdraw drop close end terminate archive purge clear stop pause unlink decline reject",
     UPDATE: "update change modify edit move reschedule rename set adjust switch upgrade downgrade replace reassign assign transfer merge correct patch resize scale",
     READ: "get list show search find check track view fetch lookup query read describe count summarize inspect browse status locate export download compare estimate",
-    SEND: "send resend reply respond forward email mail text sms notify message ping page broadcast announce alert",
+    SEND: "send resend forward email mail text sms notify message ping page broadcast announce alert",
+    REPLY: "reply respond answer",
+    GRANT: "share grant allow permit authorize authorise",
 }
 
 # Message cues, in several languages (folded: lower case, no accents). Words of 5+ letters also
@@ -92,22 +99,43 @@ _MESSAGE_CUES = {
         보여, 확인, 언제, 어디, 얼마, 있어,
         दिखा, कब, कहाँ, कितन, क्या,
         أين, متى, كم, هل, أظهر, اعرض""",
-    SEND: """send, resend, forward, reply, respond, notify, inform, let * know, tell her, tell him, tell them, tell the,
-        tell everyone, tell everybody, write to, write back, ping, drop * a line, get back to, ^email, ^mail, ^text, ^message,
-        enviar, envia, envie, enviale, manda, mandar, mandale, responde, responder, avisa, avisar, avisale, dile, diles,
-        envoyer, envoie, envoyez, reponds, repondre, previens, prevenir, dis-lui, dis-leur, ecris a,
-        schick, schicke, schicken, sende, senden, antworte, antworten, benachrichtige, benachrichtigen, sag ihr, sag ihm,
-        invia, inviare, inviagli, mandagli, rispondi, rispondere, avvisa, avvisare, scrivi a,
-        envia, enviar, mande, responda, responder, avise, avisar, diga a,
-        stuur, sturen, verstuur, versturen, antwoord, laat * weten,
-        отправь, отправить, пошли, напиши, ответь, сообщи, уведоми,
-        wyslij, napisz do, odpowiedz, powiadom,
-        gonder, yanitla, bildir, haber ver,
-        发送, 发给, 发个, 回复, 告诉, 通知,
-        送って, 送信, 返信, 伝えて, 知らせ,
-        보내, 답장, 알려,
+    SEND: """send, resend, forward, notify, inform, let * know, tell her, tell him, tell them, tell the,
+        tell everyone, tell everybody, write to, ping, drop * a line, ^email, ^mail, ^text, ^message,
+        enviar, envia, envie, enviale, manda, mandar, mandale, avisa, avisar, avisale, dile, diles,
+        envoyer, envoie, envoyez, previens, prevenir, dis-lui, dis-leur, ecris a,
+        schick, schicke, schicken, sende, senden, benachrichtige, benachrichtigen, sag ihr, sag ihm,
+        invia, inviare, inviagli, mandagli, avvisa, avvisare, scrivi a,
+        envia, enviar, mande, avise, avisar, diga a,
+        stuur, sturen, verstuur, versturen, laat * weten,
+        отправь, отправить, пошли, напиши, сообщи, уведоми,
+        wyslij, napisz do, powiadom,
+        gonder, bildir, haber ver,
+        发送, 发给, 发个, 告诉, 通知,
+        送って, 送信, 伝えて, 知らせ,
+        보내, 알려,
         भेज, बता,
-        أرسل, ارسل, رد على, أخبر, أبلغ""",
+        أرسل, ارسل, أخبر, أبلغ""",
+    REPLY: """reply, respond, write back, get back to, ^answer, answer * email, answer * mail, answer * message, re:,
+        responde, responder, respondele, contesta, contestar, contestale,
+        reponds, repondre, repondez,
+        antworte, antworten, beantworte, beantworten,
+        rispondi, rispondere,
+        responda,
+        antwoord, beantwoord,
+        ответь, ответить,
+        odpowiedz, yanitla, cevap ver,
+        回复, 回信, 返信, 답장, जवाब, رد على""",
+    GRANT: """grant, give * access, give * permission, give * permissions, give * rights, give * role, share * with,
+        shared with, editable, viewable, shareable, view only, view-only, read only, read-only, collaborator, as editor,
+        as an editor, as viewer, as a viewer,
+        dar acceso, dale acceso, da * acceso, comparte * con, compartir * con, solo lectura,
+        partage * avec, partager * avec, donne * acces, donner * acces, lecture seule,
+        freigeben, gib * zugriff, gib * rechte, teile * mit, nur lesen, leserechte, schreibrechte,
+        condividi * con, condividere * con, dai * accesso, sola lettura,
+        compartilhe * com, compartilhar * com, partilha * com, da * acesso, dar acesso, somente leitura,
+        deel * met, delen * met, geef * toegang, geef * rechten, geef * leesrechten, geef * schrijfrechten, alleen lezen,
+        дай доступ, дай * доступ, открой доступ, поделись, udostepnij, daj * dostep, paylas, erisim ver,
+        共享, 分享给, 共有, 공유, शेयर, شارك"""
 }
 _NO_SPACE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0900-\u097f\u0600-\u06ff]")
 
@@ -139,11 +167,43 @@ def _verbs() -> dict[str, str]:
 
 # "draft it but don't send it yet" asks for no sending
 _NEGATED_SEND = re.compile(r"(?<!\w)(?:don'?t|do not|not|without|never|no)\s+(?:\w+\s+)?(?:send|sending|sent)(?!\w)")
+# "let Dana make changes to the deck": the verb is what someone else may do; the request grants it
+_PERMITTED = re.compile(
+    r"(?<!\w)(?:let|allow|permit|enable|laisse|laissez|autorise|deja|dejale|permite|lass|lasst|erlaube|lascia"
+    r"|permetti|deixa|deixe|permita)\s+(?!(?:me|us|it|moi|nous|mich|uns|mi|ci)(?!\w))(?:\S+\s+){1,3}?"
+    r"(?:to\s+|a\s+)?(?:edit|view|see|access|make changes|change|modify|update|comment|read|open|manage|use|join"
+    r"|upload|download|contribute|write|modifier|editer|voir|consulter|modificar|editar|ver|acceder|bearbeiten"
+    r"|andern|sehen|ansehen|modificare|vedere|accedere|acessar|alterar)(?!\w)"
+)
+# A message already received: sending "tell her it works" then answers it ("Karen mailed this
+# morning", "I got an email from Karen", "Claire's email"), so a reply tool fits as well as a send one.
+_RECEIVED = re.compile(
+    r"(?:e-?mail|mail|message|note|text|dm|thread)s?\s+(?:from|de|von|di|van)(?!\w)"
+    r"|'s\s+(?:\w+\s+)?(?:e-?mail|mail|message|note|thread)(?!\w)"
+    r"|(?<!\w)(?!(?:i|we|you)(?!\w))[^\W\d_]+\s+(?:e-?mailed|mailed|messaged|texted|wrote)(?!\w)"
+    r"|(?<!\w)(?:her|his|their)\s+(?:\w+\s+)?(?:e-?mail|mail|message|note)(?!\w)"
+    r"|(?<!\w)thread(?!\w)"
+)
 
 
 def message_actions(message: str) -> frozenset[str]:
     text = _NEGATED_SEND.sub(" ", fold(message[:2000]).strip())
-    return frozenset(action for action, pattern in _patterns().items() if pattern.search(text))
+    text = _PERMITTED.sub(" grant ", text)
+    patterns = _patterns()
+    found: set[str] = set()
+    # access wording first, then blanked: "view only" or "can edit" name the role, not a read or a change
+    if patterns[GRANT].search(text):
+        found.add(GRANT)
+        text = patterns[GRANT].sub(" ", text)
+    found.update(action for action, pattern in patterns.items() if action != GRANT and pattern.search(text))
+    if SEND in found and _RECEIVED.search(text):
+        found.add(REPLY)
+    if REPLY in found:
+        found.add(SEND)  # a reply is sent
+    return frozenset(found)
+
+
+_ACCESS_NOUNS = frozenset("access permission permissions role roles rights collaborator collaborators".split())
 
 
 def tool_action(tool_id: str) -> str | None:
@@ -151,9 +211,20 @@ def tool_action(tool_id: str) -> str | None:
     return _verbs().get(first)
 
 
+def tool_actions(tool_id: str) -> frozenset[str]:
+    """The tool's action, and granting for request_access, add_role, update_permissions."""
+    action = tool_action(tool_id)
+    if action is None:
+        return frozenset()
+    words = set(re.split(r"[_.:\-]", tool_id.lower())[1:])
+    if action in (CREATE, UPDATE) and words & _ACCESS_NOUNS:
+        return frozenset({action, GRANT})
+    return frozenset({action})
+
+
 def agreement(actions: frozenset[str], tool_id: str) -> tuple[float, float]:
     """(1 if the tool's action is among the message's, 1 if the message names others only)."""
-    action = tool_action(tool_id)
-    if action is None or not actions:
+    accepted = tool_actions(tool_id)
+    if not accepted or not actions:
         return 0.0, 0.0
-    return (1.0, 0.0) if action in actions else (0.0, 1.0)
+    return (1.0, 0.0) if accepted & actions else (0.0, 1.0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,12 @@ def tool_passage(tool: Tool) -> str:
     return text
 
 
+def keyword_phrases(tool: Tool) -> list[str]:
+    """Keywords of two words or more ("let someone edit", "make changes"): short paraphrases of a
+    request, embedded on their own; single words say too little to an embedding model."""
+    return [k for k in tool.keywords if len(k.split()) >= 2]
+
+
 def cos_feature(cos: np.ndarray | float) -> np.ndarray:
     return (np.asarray(cos, dtype=np.float64) - COS_CENTER) * COS_SCALE
 
@@ -60,7 +67,8 @@ class RetrievalWeights:
 
 
 class OptionIndex:
-    """Embeddings of every tool's passage and examples (query-side, since examples are requests)."""
+    """Embeddings of every tool's passage, examples and keyword phrases (the last two query-side,
+    since examples are requests and phrases are pieces of requests)."""
 
     def __init__(self, catalog: Catalog, embedder: Embedder, store: EmbeddingStore) -> None:
         self.tools = list(catalog.tools)
@@ -73,23 +81,30 @@ class OptionIndex:
             embedder.embed,
             embedder.dim,
         )
-        texts: list[str] = []
-        owners: list[int] = []
-        for index, tool in enumerate(self.tools):
-            for example in tool.examples:
-                texts.append(example)
-                owners.append(index)
-        self.examples = store.load_or_embed(
-            f"catalog-{catalog.name}-examples", version, QUERY, texts, embedder.embed, embedder.dim
-        )
-        self.example_owner = np.asarray(owners, dtype=np.int64)
+
+        def owned(family: str, texts_of: Callable[[Tool], Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+            pairs = [(index, text) for index, tool in enumerate(self.tools) for text in texts_of(tool)]
+            vectors = store.load_or_embed(
+                f"catalog-{catalog.name}-{family}", version, QUERY, [t for _, t in pairs], embedder.embed, embedder.dim
+            )
+            return vectors, np.asarray([i for i, _ in pairs], dtype=np.int64)
+
+        self.examples, self.example_owner = owned("examples", lambda tool: tool.examples)
+        self.phrases, self.phrase_owner = owned("phrases", keyword_phrases)
+
+    def _best(self, vectors: np.ndarray, owner: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        best = np.full(len(self.tools), -1.0)
+        if len(owner):
+            np.maximum.at(best, owner, vectors @ vector)
+        return best
 
     def best_example(self, vector: np.ndarray) -> np.ndarray:
         """Per tool, the best cosine with one of its examples (-1 for a tool without examples)."""
-        best = np.full(len(self.tools), -1.0)
-        if len(self.example_owner):
-            np.maximum.at(best, self.example_owner, self.examples @ vector)
-        return best
+        return self._best(self.examples, self.example_owner, vector)
+
+    def best_phrase(self, vector: np.ndarray) -> np.ndarray:
+        """Per tool, the best cosine with one of its keyword phrases (-1 for a tool without any)."""
+        return self._best(self.phrases, self.phrase_owner, vector)
 
 
 @dataclass
@@ -100,6 +115,7 @@ class QuerySignals:
     cos: np.ndarray  # per tool: cosine with the tool passage
     example: np.ndarray  # per tool: best cosine with a catalog example (-1: none)
     bm25: np.ndarray  # per tool: BM25 score (0: no shared word)
+    phrase: np.ndarray  # per tool: best cosine with a keyword phrase (-1: none)
     fused: np.ndarray  # per tool: the retrieval score
 
 
@@ -146,7 +162,8 @@ class HybridRetriever:
             + w.bm25 * (bm25 / top if top > 0 else bm25)
             + w.log_bm25 * np.log1p(bm25)
         )
-        signals = QuerySignals(vector=vector, cos=cos, example=example, bm25=bm25, fused=fused)
+        phrase = self.index.best_phrase(vector)
+        signals = QuerySignals(vector=vector, cos=cos, example=example, bm25=bm25, phrase=phrase, fused=fused)
         with self._lock:  # the console routes in a worker thread; keep the small cache consistent
             self._recent[message] = signals
             while len(self._recent) > 8:

@@ -170,7 +170,7 @@ class LocalBackend(DecisionBackend):
         self._idf_scale = math.log(n + 1.0)
         # idf in units of the rarest possible word, so evidence means "rare matches" on any catalog size
         self.idf = {t: max(math.log((n + 1.0) / (c + 0.5)), 0.05) / self._idf_scale for t, c in df.items()}
-        self._vocabulary = frozenset(df)
+        self.vocabulary = frozenset(df)
         self.exemplars: list[Exemplar] = []
         self._exemplar_idf: dict[str, float] = {}
         self._exemplar_index = _ExemplarIndex()
@@ -241,7 +241,7 @@ class LocalBackend(DecisionBackend):
         none_score = self.none_margin + EXEMPLAR_WEIGHT * exemplar.get(none_option, 0.0)
         if injection_shaped(message):
             none_score += INJECTION_BOOST
-        none_score += LLM_CUE_WEIGHT * min(llm_native_cues(message, self._vocabulary), 2)
+        none_score += LLM_CUE_WEIGHT * min(llm_native_cues(message, self.vocabulary), 2)
         evidence[none_option] = none_score
         return evidence
 

@@ -7,17 +7,19 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    keywords); best cosine with one of its examples or labelled exemplars (sessions in [local]
    examples, or cases an eval teaches; leave-one-out through Question.holdout); its BM25 score
    relative to the message's best; the `local` backend's lexical evidence (concept lexicon, typo
-   correction); whether the action the message asks for (create, remove, change, read, send: cue words
-   in several languages, tui_router/actions.py) is the tool's (the first word of its id), which
-   tells sibling tools apart where embeddings see one topic. Which tool: a softmax over a weighted
+   correction); whether the action the message asks for (create, remove, change, read, send, reply,
+   grant access: cue words in several languages, tui_router/actions.py) is the tool's (the first
+   word of its id), which tells sibling tools apart where embeddings see one topic; the best cosine
+   with one of its keyword phrases ("let someone edit"). Which tool: a softmax over a weighted
    sum of these. The tools offered are the hybrid retrieval's (tui_router/hybrid.py) plus the one
    the `local` backend would choose, since a catalog's keywords can name a tool e5 misses.
 2. Whether any tool fits is its own question, because e5 cosines sit in a narrow band (unrelated
    texts ~0.78, the right tool ~0.85): a logistic model of "none" over the pooled tool score, how
    near the message is to a bank of requests an assistant answers itself (poems, explanations,
    chit-chat, in several languages) and the best tool cosine's margin over that, the best
-   example similarity, the similarity to labelled none-exemplars, and the lexical none evidence
-   (weighted apart for messages that are not English, where missing word overlap says little).
+   example similarity, the similarity to labelled none-exemplars, the lexical none evidence
+   (weighted apart for messages that are not English, where missing word overlap says little) and
+   its "an assistant answers this itself" cue words ("joke", "poem") on their own.
    Text shaped like a prompt injection, in any language, adds fixed none evidence.
 3. P(none) = sigmoid(none score); P(tool) = (1 - P(none)) * softmax(tool scores). Both steps were
    fitted by maximum likelihood (benchmarks/fit_semantic.py) on MetaTool dev and three catalogs
@@ -51,30 +53,32 @@ from ..hybrid import (
     example_feature,
 )
 from ..injection import injection_shaped
+from ..lexicon import llm_native_cues
 from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
 from .local import LocalBackend, load_exemplars, normalise_message
 
-MODEL_NAME = "semantic-e5-hybrid-3"
+MODEL_NAME = "semantic-e5-hybrid-4"
 
 # -- fitted constants (benchmarks/fit_semantic.py: MetaTool dev fitting half + the three catalogs
 # and case sets written blind for it, benchmarks/data/*desk*.toml) -------------------------------
 RETRIEVAL_WEIGHTS = RetrievalWeights(cos=3.55, example=1.53, bm25=1.64, log_bm25=0.78)
-# which tool: cosine, example, BM25 share, local evidence, action agrees, action conflicts
-TOOL_WEIGHTS = (2.701, 2.074, 1.6, 0.918, 0.071, -1.863)
+# which tool: cosine, example, BM25 share, local evidence, action agrees, action conflicts, keyword phrase
+TOOL_WEIGHTS = (2.695, 2.04, 1.59, 0.892, 0.061, -1.913, 0.433)
 # whether none: log-odds weights
 NONE_WEIGHTS = {
-    "bias": -1.513,
-    "english": 1.156,
-    "pooled": -0.611,
-    "cos_margin": -0.317,
-    "example": -0.267,
-    "local_none_en": 1.834,
-    "local_tool_en": -0.402,
-    "local_none_other": 1.646,
-    "local_tool_other": -0.216,
-    "none_exemplar": 0.631,
-    "none_bank": 1.044,
+    "bias": -1.262,
+    "english": 1.189,
+    "pooled": -0.609,
+    "cos_margin": -0.333,
+    "example": -0.239,
+    "local_none_en": 1.334,
+    "local_tool_en": -0.309,
+    "local_none_other": 1.25,
+    "local_tool_other": -0.19,
+    "none_exemplar": 0.696,
+    "none_bank": 0.995,
+    "llm_cue": 0.835,
 }
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_WEIGHT = 6.0  # none log-odds per unit ((cos - center) * 20) of likeness to an injection phrase
@@ -183,7 +187,8 @@ class Observation:
     """The evidence for one message over the offered options (what the fit script learns from)."""
 
     tools: list[str]  # offered tool ids, in option order (the none option excluded)
-    # (len(tools), 6): cosine, example, BM25 share, local evidence, action agrees, action conflicts
+    # (len(tools), 7): cosine, example, BM25 share, local evidence, action agrees, action conflicts,
+    # keyword phrase
     tool_features: np.ndarray
     english: float
     cos_max: float  # best raw cosine over the offered tools
@@ -192,6 +197,7 @@ class Observation:
     none_exemplar: float  # best raw cosine with a labelled none-exemplar (-1: none)
     local_none: float  # the local backend's none evidence
     injection_phrase: bool = False  # the local backend's injection patterns match
+    llm_cues: int = 0  # "an assistant answers this itself" cue words the catalog does not use (max 2)
 
     def none_features(self, pooled: float) -> dict[str, float]:
         en = self.english
@@ -209,6 +215,7 @@ class Observation:
             "local_tool_other": local_tool * (1 - en),
             "none_exemplar": float(example_feature(self.none_exemplar)),
             "none_bank": float(example_feature(self.none_prototype)),
+            "llm_cue": float(self.llm_cues),
         }
 
 
@@ -389,12 +396,21 @@ class SemanticBackend(DecisionBackend):
             example = max(float(signals.example[i]) if i is not None else -1.0, exemplar.get(option, -1.0))
             bm25 = float(signals.bm25[i]) / top_bm25 if i is not None and top_bm25 > 0 else 0.0
             agree, conflict = agreement(actions, option)
-            features = (cos_feature(cos), example_feature(example), bm25, evidence.get(option, 0.0), agree, conflict)
+            phrase = float(signals.phrase[i]) if i is not None else -1.0
+            features = (
+                cos_feature(cos),
+                example_feature(example),
+                bm25,
+                evidence.get(option, 0.0),
+                agree,
+                conflict,
+                example_feature(phrase),
+            )
             rows.append(tuple(float(f) for f in features))
             cos_max = max(cos_max, cos)
         return Observation(
             tools=tools,
-            tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), 6),
+            tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), len(TOOL_WEIGHTS)),
             english=english_share(message),
             cos_max=cos_max,
             none_prototype=float((self._prototypes @ vector).max()),
@@ -402,6 +418,7 @@ class SemanticBackend(DecisionBackend):
             none_exemplar=exemplar.get(none_option, -1.0),
             local_none=evidence.get(none_option, 0.0),
             injection_phrase=injection_shaped(message),
+            llm_cues=min(llm_native_cues(message, self.lexical.vocabulary), 2),
         )
 
     def decide(self, question: Question) -> Answer:
