@@ -192,9 +192,9 @@ def message_actions(message: str) -> frozenset[str]:
     patterns = _patterns()
     found: set[str] = set()
     # access wording first, then blanked: "view only" or "can edit" name the role, not a read or a change
-    if patterns[GRANT].search(text):
+    text, granted = patterns[GRANT].subn(" ", text)
+    if granted:
         found.add(GRANT)
-        text = patterns[GRANT].sub(" ", text)
     found.update(action for action, pattern in patterns.items() if action != GRANT and pattern.search(text))
     if SEND in found and _RECEIVED.search(text):
         found.add(REPLY)
@@ -207,19 +207,22 @@ _ACCESS_NOUNS = frozenset("access permission permissions role roles rights colla
 
 
 def tool_action(tool_id: str) -> str | None:
-    first = re.split(r"[_.:\-]", tool_id.lower(), maxsplit=1)[0]
-    return _verbs().get(first)
+    return _verbs().get(_id_words(tool_id)[0])
 
 
 def tool_actions(tool_id: str) -> frozenset[str]:
     """The tool's action, and granting for request_access, add_role, update_permissions."""
-    action = tool_action(tool_id)
+    first, *rest = _id_words(tool_id)
+    action = _verbs().get(first)
     if action is None:
         return frozenset()
-    words = set(re.split(r"[_.:\-]", tool_id.lower())[1:])
-    if action in (CREATE, UPDATE) and words & _ACCESS_NOUNS:
+    if action in (CREATE, UPDATE) and _ACCESS_NOUNS.intersection(rest):
         return frozenset({action, GRANT})
     return frozenset({action})
+
+
+def _id_words(tool_id: str) -> list[str]:
+    return re.split(r"[_.:\-]", tool_id.lower())
 
 
 def agreement(actions: frozenset[str], tool_id: str) -> tuple[float, float]:

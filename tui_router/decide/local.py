@@ -170,7 +170,7 @@ class LocalBackend(DecisionBackend):
         self._idf_scale = math.log(n + 1.0)
         # idf in units of the rarest possible word, so evidence means "rare matches" on any catalog size
         self.idf = {t: max(math.log((n + 1.0) / (c + 0.5)), 0.05) / self._idf_scale for t, c in df.items()}
-        self.vocabulary = frozenset(df)
+        self._vocabulary = frozenset(df)
         self.exemplars: list[Exemplar] = []
         self._exemplar_idf: dict[str, float] = {}
         self._exemplar_index = _ExemplarIndex()
@@ -209,6 +209,10 @@ class LocalBackend(DecisionBackend):
         words = list(dict.fromkeys(t for t in tokens if t not in STOPWORDS))
         return words, concept_sources(message, tokens)
 
+    def assistant_cues(self, message: str) -> int:
+        """"An assistant answers this itself" cue words ("joke", "poem") the catalog does not use, at most 2."""
+        return min(llm_native_cues(message, self._vocabulary), 2)
+
     def evidence(self, message: str, options: list[str], holdout: str | None = None) -> dict[str, float]:
         """Evidence (in rare-word units) for each option id; the none option included."""
         words, sources = self._terms(message)
@@ -241,7 +245,7 @@ class LocalBackend(DecisionBackend):
         none_score = self.none_margin + EXEMPLAR_WEIGHT * exemplar.get(none_option, 0.0)
         if injection_shaped(message):
             none_score += INJECTION_BOOST
-        none_score += LLM_CUE_WEIGHT * min(llm_native_cues(message, self.vocabulary), 2)
+        none_score += LLM_CUE_WEIGHT * self.assistant_cues(message)
         evidence[none_option] = none_score
         return evidence
 

@@ -53,7 +53,6 @@ from ..hybrid import (
     example_feature,
 )
 from ..injection import injection_shaped
-from ..lexicon import llm_native_cues
 from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
 from .local import LocalBackend, load_exemplars, normalise_message
@@ -418,7 +417,7 @@ class SemanticBackend(DecisionBackend):
             none_exemplar=exemplar.get(none_option, -1.0),
             local_none=evidence.get(none_option, 0.0),
             injection_phrase=injection_shaped(message),
-            llm_cues=min(llm_native_cues(message, self.lexical.vocabulary), 2),
+            llm_cues=self.lexical.assistant_cues(message),
         )
 
     def decide(self, question: Question) -> Answer:
