@@ -152,6 +152,10 @@ class Config(_Section):
     def sessions_path(self) -> Path:
         return self.resolve(self.sessions_dir)
 
+    def secret_env_names(self) -> list[str]:
+        """Environment variables config names as holding secrets: kept from the fallback command."""
+        return [self.systemone.api_key_env]
+
 
 def _model_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> set[str]:
     """Field names at a nested location, for did-you-mean on unknown keys."""

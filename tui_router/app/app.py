@@ -579,7 +579,9 @@ class RouterConsole(App[int]):
     async def run_fallback_turn(self, index: int, message: str) -> None:
         from ..fallback import run_fallback
 
-        result = await run_fallback(message, self.config.fallback, cwd=self.config.base_dir, config_location=config_location(self.config))
+        result = await run_fallback(
+            message, self.config.fallback, cwd=self.config.base_dir, config_location=config_location(self.config), secret_env=self.config.secret_env_names()
+        )
         self.post_message(FallbackFinished(index, result))
 
     def _fallback_done(self) -> None:
