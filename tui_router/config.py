@@ -77,6 +77,13 @@ class SemanticConfig(_Section):
 SECRET_HEADER_WORDS = ("authorization", "api-key", "apikey", "api_key", "token", "secret", "cookie", "password")
 
 
+def has_userinfo(url: str) -> bool:
+    """Whether a URL carries user:password@ (which httpx would turn into Basic auth)."""
+    from urllib.parse import urlsplit
+
+    return "@" in urlsplit(url).netloc
+
+
 class SystemOneConfig(_Section):
     base_url: str | None = None
     model: str = "jev-latest"
@@ -107,6 +114,12 @@ class SystemOneConfig(_Section):
         value = value.strip().rstrip("/")
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"{value!r} is not an http:// or https:// URL (e.g. https://api.example.com/v1)")
+        if has_userinfo(value):
+            # httpx would silently switch to Basic auth; the value is not echoed (it holds a secret)
+            raise ValueError(
+                "must not carry a user name or password (user:password@host); secrets never go in the config: "
+                "put the key in an environment variable and name it in [systemone] api_key_env"
+            )
         return value
 
     @field_validator("headers")

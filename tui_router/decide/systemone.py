@@ -331,6 +331,25 @@ class SystemOneClient:
             text = text.replace(key, "[redacted]")
         return text
 
+    def redact_data(self, data: Any) -> Any:
+        """Every string (keys included) of a parsed reply with the key redacted: a server that
+        echoes the Authorization header must not get the key into a model name, a session file,
+        the cached profile or doctor's output."""
+        key = self._key()
+        if not key:
+            return data
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                return value.replace(key, "[redacted]") if key in value else value
+            if isinstance(value, list):
+                return [walk(item) for item in value]
+            if isinstance(value, dict):
+                return {walk(k): walk(v) for k, v in value.items()}
+            return value
+
+        return walk(data)
+
     def _headers(self) -> dict[str, str]:
         from .. import __version__
 
@@ -480,7 +499,7 @@ class SystemOneClient:
                         error=self.redact(f"{shown}: HTTP 200 but the body is not JSON ({exc}; it starts with: {start})"),
                         attempts=attempt,
                     )
-                return Reply(status=status, data=data, attempts=attempt)
+                return Reply(status=status, data=self.redact_data(data), attempts=attempt)
             if status in RETRY_STATUSES and attempt <= retries:
                 wait = retry_delay(response.headers, attempt - 1, base=self.backoff_base)
                 if wait <= MAX_RETRY_WAIT and self._can_wait(ends, loop, wait):
