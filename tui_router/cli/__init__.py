@@ -45,9 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # every print: control characters are shown as \x1b escapes, never sent to the terminal.
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = VisibleStream(stdout), VisibleStream(stderr)
+    from ..progress import set_progress_hook
+    from .progress import install
+
+    previous = install(stderr, sys.stderr)  # long first-start embedding: progress on a terminal
     try:
         return _main(argv)
     finally:
+        set_progress_hook(previous)
         sys.stdout, sys.stderr = stdout, stderr
 
 
