@@ -105,3 +105,25 @@ def test_total_timeout_and_reply_cap_are_validated():
     for bad in ({"total_timeout": 0}, {"total_timeout": float("nan")}, {"max_reply_bytes": 10}):
         with pytest.raises(ConfigError):
             config_from_dict({"systemone": bad})
+
+
+def test_the_first_use_probe_is_bounded_by_one_question_budget(hostile, monkeypatch, tmp_path):
+    """A server that lists models and answers the first probe at once, then drips every answer: the
+    probe inside the first turn stops at the budget instead of running its other four requests at
+    `timeout` each."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hostile.mode, hostile.drip_interval, hostile.fast_posts = "drip", 0.1, 1
+    from tui_router.route import Router
+
+    settings = {"base_url": hostile.base_url, "timeout": 1, "max_retries": 0, "probe": True, "api_key_env": "TR_DEADLINE_KEY"}
+    router = Router(CATALOG, config_from_dict({"backend": "systemone", "systemone": settings}))
+    try:
+        decision = router.route("Text Jordan that the deploy finished.")
+    finally:
+        router.backend.close()
+    assert decision.band.value == "unresolved"
+    assert "no complete reply within 1 s" in decision.error
+    # GET /models, the first probe question (fast), the second (cut by the budget), the turn's own
+    # question; without the bound: two more consistency probes, the multi-question and the cap probe
+    assert hostile.requests == 4
+    assert not list((tmp_path / "cache").rglob("*.json"))  # an unfinished probe is not cached

@@ -1,7 +1,8 @@
 """A hostile System One server for the hardening tests (issue 14), run in a thread on a loopback port.
 
 `HostileServer.mode` picks what every request gets:
-- "drip": a valid answer sent one byte every `drip_interval` seconds (a per-read timeout never fires);
+- "drip": a valid answer sent one byte every `drip_interval` seconds (a per-read timeout never fires),
+  after `fast_posts` POSTs answered at once;
 - "huge": a chunked reply (no Content-Length) of `huge_bytes` bytes, 64 KiB at a time;
 - "declared": Content-Length says `huge_bytes`, then a few bytes;
 - "gzip-bomb": a small gzip body that decodes to `huge_bytes` bytes;
@@ -29,6 +30,7 @@ class HostileServer:
     def __init__(self, mode: str = "drip") -> None:
         self.mode = mode
         self.drip_interval = 0.1
+        self.fast_posts = 0  # in "drip" mode, this many POSTs are answered at once first
         self.huge_bytes = 64 * 1024 * 1024
         self.status = 503
         self.retry_after = "29"
@@ -61,7 +63,12 @@ class HostileServer:
                 except ValueError:
                     request = {}
                 mode = owner.mode
-                if mode == "drip":
+                with owner.lock:
+                    fast = owner.fast_posts > 0
+                    owner.fast_posts -= 1 if fast else 0
+                if mode == "drip" and fast:
+                    self._json(200, valid_reply(request))
+                elif mode == "drip":
                     body = json.dumps(valid_reply(request)).encode()
                     self._head(200, {"Content-Length": str(len(body))})
                     self._drip(body)

@@ -441,21 +441,23 @@ class SystemOneClient:
                 async with state.semaphore:
                     if ends is None:
                         ends = loop.time() + budget
-                    limit = min(self.cfg.timeout, ends - loop.time())
+                    left = ends - loop.time()
+                    # the budget cuts this attempt short only when it leaves noticeably less than timeout
+                    cut = left < self.cfg.timeout - 0.05
+                    limit = left if cut else self.cfg.timeout
                     if limit <= 0:
                         return Reply(error=self._out_of_budget(shown, attempt - 1), attempts=attempt - 1)
                     try:
                         async with asyncio.timeout(limit):
                             response, body = await self._exchange(state.client, method, url, content, headers)
                     except TimeoutError:
-                        cut = limit < self.cfg.timeout
                         why = (
                             f"what was left of the question's {budget:g} s ([systemone] total_timeout)"
                             if cut
                             else "[systemone] timeout bounds the whole request"
                         )
                         return Reply(
-                            error=f"{shown}: no complete reply within {limit:g} s ({why}); the server is slow or "
+                            error=f"{shown}: no complete reply within {limit:.3g} s ({why}); the server is slow or "
                             "unreachable: raise [systemone] timeout or check the server",
                             attempts=attempt,
                         )
@@ -636,7 +638,11 @@ class SystemOneBackend(DecisionBackend):
         cache = ProfileCache.default()
         profile = cache.load(self.client.shown_url, self.cfg.model)
         if profile is None:
-            profile = await probe_server(self.client, self.cfg.model)
+            try:  # the probe runs inside a turn: it gets one question's budget in all
+                async with asyncio.timeout(self.cfg.question_budget):
+                    profile = await probe_server(self.client, self.cfg.model)
+            except TimeoutError:
+                return self.cfg.max_options  # unknown cap: the configured one; probed again next start
             if profile.complete:
                 cache.save(profile)
         self.profile = profile
