@@ -105,3 +105,22 @@ def test_a_base_url_with_credentials_is_refused_without_echoing_them(url, tmp_pa
         assert "hunter2pass" not in done.stderr
         assert "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+async def test_the_consoles_fallback_command_does_not_see_the_api_key(tmp_path, monkeypatch):
+    from app_harness import make_app, make_config, settle, submit
+
+    monkeypatch.setenv("TR_CONSOLE_KEY", KEY)
+    monkeypatch.setenv("TR_CONSOLE_PLAIN", "kept")
+    show = "import os; print(os.environ.get('TR_CONSOLE_KEY', 'absent'), os.environ.get('TR_CONSOLE_PLAIN', 'absent'))"
+    config = make_config(tmp_path, fallback={"command": [sys.executable, "-c", show], "timeout": 10.0}, systemone={"api_key_env": "TR_CONSOLE_KEY"})
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)  # low band: the turn waits for the fallback
+        await submit(app, pilot, "what is the weather on mars")
+        await pilot.press("escape", "f")
+        await settle(app, pilot)
+        record = app.session.turns[0].fallback
+        assert record is not None and record.exit_code == 0, record
+        assert record.output == "absent kept\n"
