@@ -191,3 +191,13 @@ def test_cli_models_shows_hostile_model_names_escaped(cli_env):
     assert "jev" + SHOWN in done.stdout
     for raw in RAW:
         assert raw not in done.stdout
+
+
+def test_cli_text_from_a_hostile_catalog_is_shown_escaped(tmp_path):
+    catalog = tmp_path / "hostile.toml"
+    catalog.write_text(f'name = {json.dumps("cat" + ESCAPES)}\n[[tools]]\nid = "a_tool"\nwhen_to_use = "Do a thing."\n', encoding="utf-8")
+    done = tui_router("catalog", "validate", str(catalog), env={})
+    assert done.returncode == 0, done.stderr
+    assert f"catalog 'cat{SHOWN}'" in done.stdout
+    for raw in RAW:
+        assert raw not in done.stdout and raw not in done.stderr
