@@ -116,3 +116,75 @@ async def test_large_message_on_stdin_and_env_is_capped() -> None:
 def test_summary_line() -> None:
     ok = FallbackResult(command=["x"], exit_code=0, output="abc", duration_ms=12.4)
     assert ok.summary() == "exit 0 in 12 ms, 3 characters"
+
+
+# -------------------------------------------------------------- process group and environment (issue 14)
+
+
+def _ended(pid: int, wait: float = 5.0) -> bool:
+    """True once `pid` no longer runs (gone, or a zombie waiting for a reaper that may not come)."""
+    import time
+
+    stop = time.monotonic() + wait
+    while time.monotonic() < stop:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        except OSError:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            state = "R"
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _background_pid(pidfile: Path) -> int:
+    return int(pidfile.read_text().split()[0])
+
+
+async def test_timeout_ends_what_the_command_started_in_the_background(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    result = await run_fallback("hello", cmd("forks.py", str(pidfile), "hang", timeout=1.0))
+    assert result.error == "fallback command timed out after 1 s and was stopped"
+    assert result.output == "started a background job\n"
+    assert _ended(_background_pid(pidfile))
+
+
+async def test_a_command_that_exits_leaves_no_background_job(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    result = await run_fallback("hello", cmd("forks.py", str(pidfile), "exit", timeout=20.0))
+    assert result.ok, result.error
+    assert result.exit_code == 0
+    assert result.output == "started a background job\n"
+    assert result.duration_ms < 10_000  # ended by the exit grace, not by the 20 s timeout
+    assert _ended(_background_pid(pidfile))
+
+
+async def test_cancel_ends_the_whole_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    task = asyncio.create_task(run_fallback("hello", cmd("forks.py", str(pidfile), "hang", timeout=30.0)))
+    for _ in range(250):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _ended(_background_pid(pidfile))
+
+
+async def test_secret_variables_are_not_passed_to_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROUTER_TEST_KEY", "sk-test-secret-123")
+    monkeypatch.setenv("ROUTER_TEST_PLAIN", "visible")
+    show = "import os; print(os.environ.get('ROUTER_TEST_KEY', 'absent'), os.environ.get('ROUTER_TEST_PLAIN', 'absent'))"
+    config = FallbackConfig(command=[sys.executable, "-c", show], timeout=10.0)
+    result = await run_fallback("hello", config, secret_env=["ROUTER_TEST_KEY"])
+    assert result.output == "absent visible\n"
+    # without the names, the variable would have been inherited: the test can fail
+    inherited = await run_fallback("hello", config)
+    assert inherited.output == "sk-test-secret-123 visible\n"

@@ -92,7 +92,7 @@ def test_a_server_echoing_the_key_never_gets_it_into_the_error(scripted, monkeyp
 def test_slow_reply_past_the_timeout_is_unresolved_without_retry(scripted):
     scripted.push(Step(delay=2.0))
     answer = decide(scripted.base_url, timeout=0.3)
-    assert "no reply within 0.3 s (waiting for the reply)" in answer.error
+    assert "no complete reply within 0.3 s ([systemone] timeout bounds the whole request)" in answer.error
     assert "raise [systemone] timeout" in answer.error
     assert len(scripted.posts) == 1
 

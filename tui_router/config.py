@@ -77,17 +77,34 @@ class SemanticConfig(_Section):
 SECRET_HEADER_WORDS = ("authorization", "api-key", "apikey", "api_key", "token", "secret", "cookie", "password")
 
 
+def has_userinfo(url: str) -> bool:
+    """Whether a URL carries user:password@ (which httpx would turn into Basic auth)."""
+    from urllib.parse import urlsplit
+
+    return "@" in urlsplit(url).netloc
+
+
 class SystemOneConfig(_Section):
     base_url: str | None = None
     model: str = "jev-latest"
     api_key_env: str = "TYPESAFE_API_KEY"
+    # Deadline of one HTTP request, whole: connect, send, headers and the entire reply body.
     timeout: float = Field(30.0, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
+    # Deadline of one question, retries and Retry-After waits included (default below).
+    total_timeout: float | None = Field(None, gt=0, allow_inf_nan=False)
+    # A reply body larger than this is refused (fail closed), not read into memory.
+    max_reply_bytes: int = Field(4 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     concurrency: int = Field(8, ge=1, le=256)
     headers: dict[str, str] = {}
     max_options: int = Field(255, ge=2, le=255)
     # Probe the server on first use (cached per base_url and model) to size two-stage routing.
     probe: bool = True
+
+    @property
+    def question_budget(self) -> float:
+        """Seconds one question may take in all: total_timeout, else timeout × (max_retries + 1)."""
+        return self.total_timeout if self.total_timeout is not None else self.timeout * (self.max_retries + 1)
 
     @field_validator("base_url")
     @classmethod
@@ -97,6 +114,12 @@ class SystemOneConfig(_Section):
         value = value.strip().rstrip("/")
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"{value!r} is not an http:// or https:// URL (e.g. https://api.example.com/v1)")
+        if has_userinfo(value):
+            # httpx would silently switch to Basic auth; the value is not echoed (it holds a secret)
+            raise ValueError(
+                "must not carry a user name or password (user:password@host); secrets never go in the config: "
+                "put the key in an environment variable and name it in [systemone] api_key_env"
+            )
         return value
 
     @field_validator("headers")
@@ -151,6 +174,10 @@ class Config(_Section):
     @property
     def sessions_path(self) -> Path:
         return self.resolve(self.sessions_dir)
+
+    def secret_env_names(self) -> list[str]:
+        """Environment variables config names as holding secrets: kept from the fallback command."""
+        return [self.systemone.api_key_env]
 
 
 def _model_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> set[str]:

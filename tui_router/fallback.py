@@ -5,7 +5,11 @@ The command is an argument list from config `[fallback] command = [...]`, starte
 The message goes to the command on stdin and in the environment variable TUI_ROUTER_MESSAGE.
 Output is capped at `output_cap` bytes (the rest is read and dropped so the child never blocks on a
 full pipe); the run is bounded by `timeout`. A missing, failing or slow command ends in a
-FallbackResult with `error` set, never an exception; cancelling the awaiting task kills the child.
+FallbackResult with `error` set, never an exception.
+
+The command runs in a process group of its own (a new session): on timeout, on cancel and when it
+ends, the whole group is killed, so a `sleep 1000 &` it started is not left behind. Its environment
+is ours without the variables config names as secrets (the API key is not the fallback's business).
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
+import signal
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -26,6 +32,9 @@ MESSAGE_ENV = "TUI_ROUTER_MESSAGE"
 ENV_MESSAGE_CAP = 100_000
 STDERR_CAP = 8_192
 _READ_CHUNK = 65_536
+# After the command exits, how long its pipes may stay open (a background child holding them)
+# before the rest of its group is killed.
+EXIT_GRACE = 0.5
 
 NOT_CONFIGURED = (
     "no fallback command is configured; add [fallback] command = [\"your-llm\", \"--flag\"] "
@@ -69,10 +78,12 @@ class FallbackResult(BaseModel):
         return f"exit {self.exit_code} in {self.duration_ms:.0f} ms, {size}"
 
 
-def message_env(message: str) -> dict[str, str]:
-    """The child's environment: ours plus the message (NULs dropped, cut to fit the OS limit)."""
+def message_env(message: str, secret_env: Iterable[str] = ()) -> dict[str, str]:
+    """The child's environment: ours without the secret variables, plus the message (NULs dropped,
+    cut to fit the OS limit)."""
     value = message.replace("\x00", "")
-    env = dict(os.environ)
+    drop = set(secret_env)
+    env = {name: val for name, val in os.environ.items() if name not in drop}
     encoded = value.encode("utf-8")
     if len(encoded) > ENV_MESSAGE_CAP:
         value = encoded[:ENV_MESSAGE_CAP].decode("utf-8", errors="ignore")
@@ -117,6 +128,14 @@ async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the command's whole process group (it leads its own session), or the command alone
+    where process groups do not exist."""
+    if hasattr(os, "killpg"):
+        try:
+            # The group id is the command's pid; it cannot be reused while the group has members.
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # nothing left in the group
     if process.returncode is None:
         try:
             process.kill()
@@ -130,10 +149,12 @@ async def run_fallback(
     *,
     cwd: str | Path | None = None,
     config_location: str = "see `tui-router locate config`",
+    secret_env: Iterable[str] = (),
 ) -> FallbackResult:
     """Run the configured command on `message`. Never raises for a command problem.
 
-    Cancelling the task that awaits this kills the command and re-raises CancelledError.
+    `secret_env` names environment variables the command must not see (Config.secret_env_names()).
+    Cancelling the task that awaits this kills the command's group and re-raises CancelledError.
     """
     command = list(config.command)
     started = time.perf_counter()
@@ -150,8 +171,9 @@ async def run_fallback(
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=message_env(message),
+            env=message_env(message, secret_env),
             cwd=str(cwd) if cwd else None,
+            start_new_session=True,  # its own process group, so the group can be ended
         )
     except FileNotFoundError:
         return result(error=f"fallback command not found: {command[0]!r} (is it installed and on PATH?)")
@@ -168,12 +190,19 @@ async def run_fallback(
         asyncio.ensure_future(err.drain(process.stderr)),
         asyncio.ensure_future(process.wait()),
     ]
+    deadline = time.monotonic() + config.timeout
+    exited = asyncio.ensure_future(_exited(process))
     try:
-        _, pending = await asyncio.wait(tasks, timeout=config.timeout)
+        await asyncio.wait([exited], timeout=config.timeout)
+        if exited.done():
+            # It exited: its pipes reach EOF at once unless something it started still holds them.
+            await asyncio.wait(tasks, timeout=max(0.0, min(EXIT_GRACE, deadline - time.monotonic())))
     except asyncio.CancelledError:
+        exited.cancel()
         await _stop(process, tasks)
         raise
-    if pending:
+    if not exited.done():
+        exited.cancel()
         await _stop(process, tasks)
         return result(
             output=out.text(),
@@ -181,6 +210,7 @@ async def run_fallback(
             error=f"fallback command timed out after {config.timeout:g} s and was stopped",
             truncated=out.truncated,
         )
+    await _stop(process, tasks)  # whatever it left running in its group ends with it
     code = process.returncode
     stderr = err.text()
     error = ""
@@ -188,6 +218,13 @@ async def run_fallback(
         last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
         error = f"fallback command exited with code {code}" + (f": {last[:200]}" if last else "")
     return result(exit_code=code, output=out.text(), stderr=stderr, error=error, truncated=out.truncated)
+
+
+async def _exited(process: asyncio.subprocess.Process) -> None:
+    """Until the command itself has exited. `process.wait()` also waits for its pipes to close,
+    which a background child holding them would delay until the timeout."""
+    while process.returncode is None:
+        await asyncio.sleep(0.05)
 
 
 async def _stop(process: asyncio.subprocess.Process, tasks: list[asyncio.Future]) -> None:

@@ -41,6 +41,7 @@ from ..session import (
     session_to_dict,
     unused_path,
 )
+from ..textsafe import visible
 from .format import display_path, one_line, shorten
 from .messages import (
     DecisionReady,
@@ -125,6 +126,11 @@ class RouterConsole(App[int]):
         self._written_seq = 0
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
+
+    def notify(self, message: str, *, title: str = "", **kwargs) -> None:
+        """Every notification (the app's and its screens') shows untrusted text with control
+        characters made visible, never acted on by the terminal."""
+        super().notify(visible(message), title=visible(title), **kwargs)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -579,7 +585,9 @@ class RouterConsole(App[int]):
     async def run_fallback_turn(self, index: int, message: str) -> None:
         from ..fallback import run_fallback
 
-        result = await run_fallback(message, self.config.fallback, cwd=self.config.base_dir, config_location=config_location(self.config))
+        result = await run_fallback(
+            message, self.config.fallback, cwd=self.config.base_dir, config_location=config_location(self.config), secret_env=self.config.secret_env_names()
+        )
         self.post_message(FallbackFinished(index, result))
 
     def _fallback_done(self) -> None:
@@ -907,7 +915,7 @@ def turn_detail(turn: Turn) -> Content:
     parts: list[Content] = [Content.assemble(("message ", "$text-muted"), shorten(turn.message, 400))]
     d = turn.decision
     if d is not None and d.error:
-        parts.append(Content.assemble(("error ", "bold $error"), (d.error, "$error")))
+        parts.append(Content.assemble(("error ", "bold $error"), (visible(d.error), "$error")))
     fb = turn.fallback
     if fb is not None:
         head = "fallback " + (f"exit {fb.exit_code}" if fb.exit_code is not None else "no exit code")
@@ -917,9 +925,9 @@ def turn_detail(turn: Turn) -> Content:
             head += " · output truncated"
         parts.append(Content.styled(head, "bold" if not fb.error else "bold $error"))
         if fb.error:
-            parts.append(Content.styled(fb.error, "$error"))
+            parts.append(Content.styled(visible(fb.error), "$error"))
         if fb.output:
-            parts.append(Content(shorten(one_line(fb.output), 600) if len(fb.output) > 600 else fb.output.rstrip()))
+            parts.append(Content(shorten(one_line(fb.output), 600) if len(fb.output) > 600 else visible(fb.output.rstrip())))
     elif fallback_pending(d) and d is not None and d.outcome != "fallback_done":
         parts.append(Content.styled("fallback pending: press f to send it to the fallback LLM command", "$text-muted"))
     return Content("\n").join(parts)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ..textsafe import visible
+
 ELLIPSIS = "…"
 
 OUTCOME_TEXT = {
@@ -29,7 +31,7 @@ def shorten(text: str, width: int) -> str:
 
     if width <= 0:
         return ""
-    text = one_line(text[: 4 * width + 200])
+    text = visible(one_line(text[: 4 * width + 200]))  # untrusted: control characters shown, not sent
     if cell_len(text) <= width:
         return text
     if width == 1:

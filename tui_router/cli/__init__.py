@@ -39,8 +39,28 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ..textsafe import VisibleStream
+
+    # Untrusted text (messages, catalog and session texts, server and command output) reaches
+    # every print: control characters are shown as \x1b escapes, never sent to the terminal.
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleStream(stdout), VisibleStream(stderr)
+    from ..progress import set_progress_hook
+    from .progress import install
+
+    previous = install(stderr, sys.stderr)  # long first-start embedding: progress on a terminal
+    try:
+        return _main(argv)
+    finally:
+        set_progress_hook(previous)
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "json", False) or getattr(args, "data_output", False):
+        sys.stdout.data = True  # a JSON or TOML document: \uXXXX keeps it valid
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         handler = _default_handler(parser)

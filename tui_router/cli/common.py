@@ -34,11 +34,16 @@ def config_from_args(args: argparse.Namespace) -> Config:
             raise ConfigError(f"unknown backend '{args.backend}'{did_you_mean(args.backend, BACKENDS)}; use one of {', '.join(BACKENDS)}")
         updates["backend"] = args.backend
     if getattr(args, "base_url", None):
-        from ..config import SystemOneConfig
+        from ..config import SystemOneConfig, has_userinfo
         from ..errors import ConfigError
 
         try:  # validated like the config value
             updates["systemone"] = SystemOneConfig.model_validate(config.systemone.model_dump() | {"base_url": args.base_url})
         except ValueError:
+            if has_userinfo(args.base_url):  # the value is not echoed: it holds a secret
+                raise ConfigError(
+                    "--base-url must not carry a user name or password (user:password@host); "
+                    "put the key in the environment variable named by [systemone] api_key_env"
+                ) from None
             raise ConfigError(f"--base-url {args.base_url!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8787/v1)") from None
     return config.model_copy(update=updates) if updates else config

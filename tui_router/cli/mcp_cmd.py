@@ -18,7 +18,7 @@ def register(csub: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="FILE", help="write the catalog here (default: print it); an existing file is never overwritten")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="S", help="seconds to wait for the server (default 30)")
     parser.add_argument("server_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="how to start the MCP server")
-    parser.set_defaults(handler=run_import)
+    parser.set_defaults(handler=run_import, data_output=True)  # stdout is a TOML document
 
 
 def run_import(args: argparse.Namespace) -> int:

@@ -64,6 +64,15 @@ BACKOFF_CAP = 8.0
 MAX_RETRY_WAIT = 30.0  # a server asking us to wait longer gets an error now, not a stalled turn
 
 
+class _TooLarge(Exception):
+    """A reply past max_reply_bytes (raised inside the exchange, so its connection is dropped)."""
+
+    def __init__(self, status: int, seen: str) -> None:
+        super().__init__(seen)
+        self.status = status
+        self.seen = seen
+
+
 class ServerError(UserError):
     """A System One server could not be used (for the CLI: one sentence, exit 2)."""
 
@@ -322,6 +331,25 @@ class SystemOneClient:
             text = text.replace(key, "[redacted]")
         return text
 
+    def redact_data(self, data: Any) -> Any:
+        """Every string (keys included) of a parsed reply with the key redacted: a server that
+        echoes the Authorization header must not get the key into a model name, a session file,
+        the cached profile or doctor's output."""
+        key = self._key()
+        if not key:
+            return data
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                return value.replace(key, "[redacted]") if key in value else value
+            if isinstance(value, list):
+                return [walk(item) for item in value]
+            if isinstance(value, dict):
+                return {walk(k): walk(v) for k, v in value.items()}
+            return value
+
+        return walk(data)
+
     def _headers(self) -> dict[str, str]:
         from .. import __version__
 
@@ -396,21 +424,54 @@ class SystemOneClient:
         return await self._request("GET", path, None)
 
     async def _request(self, method: str, path: str, content: bytes | None) -> Reply:
+        """One request with its retries, bounded twice: each attempt by `timeout` (the whole exchange,
+        not per read as httpx counts it) and all of it, waits included, by `question_budget`."""
         state = self._state()
+        loop = asyncio.get_running_loop()
         url = f"{self.base_url}{path}"
         shown = f"{self.shown_url}{path}"
         retries = self.cfg.max_retries
+        budget = self.cfg.question_budget
         headers = {"Content-Type": "application/json"} if content is not None else None
         attempt = 0
+        ends: float | None = None  # the question's deadline, from its first attempt (not its queueing)
         while True:
             attempt += 1
             try:
                 async with state.semaphore:
-                    response = await state.client.request(method, url, content=content, headers=headers)
-                    body = await response.aread()
+                    if ends is None:
+                        ends = loop.time() + budget
+                    left = ends - loop.time()
+                    # the budget cuts this attempt short only when it leaves noticeably less than timeout
+                    cut = left < self.cfg.timeout - 0.05
+                    limit = left if cut else self.cfg.timeout
+                    if limit <= 0:
+                        return Reply(error=self._out_of_budget(shown, attempt - 1), attempts=attempt - 1)
+                    try:
+                        async with asyncio.timeout(limit):
+                            response, body = await self._exchange(state.client, method, url, content, headers)
+                    except TimeoutError:
+                        why = (
+                            f"what was left of the question's {budget:g} s ([systemone] total_timeout)"
+                            if cut
+                            else "[systemone] timeout bounds the whole request"
+                        )
+                        return Reply(
+                            error=f"{shown}: no complete reply within {limit:.3g} s ({why}); the server is slow or "
+                            "unreachable: raise [systemone] timeout or check the server",
+                            attempts=attempt,
+                        )
+            except _TooLarge as exc:
+                return Reply(
+                    status=exc.status,
+                    error=f"{shown}: the reply is larger than {self.cfg.max_reply_bytes} bytes ({exc.seen}); refused "
+                    "unread: raise [systemone] max_reply_bytes if the server really sends that much",
+                    attempts=attempt,
+                )
             except httpx.TimeoutException as exc:
-                if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries:
-                    await asyncio.sleep(retry_delay({}, attempt - 1, base=self.backoff_base))
+                wait = retry_delay({}, attempt - 1, base=self.backoff_base)
+                if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries and self._can_wait(ends, loop, wait):
+                    await asyncio.sleep(wait)
                     continue
                 what = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting for the reply"
                 return Reply(
@@ -419,8 +480,9 @@ class SystemOneClient:
                     attempts=attempt,
                 )
             except (httpx.TransportError, OSError) as exc:  # refused, reset, DNS, protocol
-                if attempt <= retries:
-                    await asyncio.sleep(retry_delay({}, attempt - 1, base=self.backoff_base))
+                wait = retry_delay({}, attempt - 1, base=self.backoff_base)
+                if attempt <= retries and self._can_wait(ends, loop, wait):
+                    await asyncio.sleep(wait)
                     continue
                 reason = self.redact(_first_line(str(exc) or type(exc).__name__, 160))
                 return Reply(
@@ -439,15 +501,42 @@ class SystemOneClient:
                         error=self.redact(f"{shown}: HTTP 200 but the body is not JSON ({exc}; it starts with: {start})"),
                         attempts=attempt,
                     )
-                return Reply(status=status, data=data, attempts=attempt)
+                return Reply(status=status, data=self.redact_data(data), attempts=attempt)
             if status in RETRY_STATUSES and attempt <= retries:
                 wait = retry_delay(response.headers, attempt - 1, base=self.backoff_base)
-                if wait <= MAX_RETRY_WAIT:
+                if wait <= MAX_RETRY_WAIT and self._can_wait(ends, loop, wait):
                     await asyncio.sleep(wait)
                     continue
-            return Reply(status=status, error=self._http_error(shown, response, body, attempt), attempts=attempt)
+            left = None if ends is None else max(0.0, ends - loop.time())
+            return Reply(status=status, error=self._http_error(shown, response, body, attempt, left), attempts=attempt)
 
-    def _http_error(self, shown: str, response: httpx.Response, body: bytes, attempts: int) -> str:
+    async def _exchange(
+        self, client: httpx.AsyncClient, method: str, url: str, content: bytes | None, headers: dict[str, str] | None
+    ) -> tuple[httpx.Response, bytes]:
+        """Send, then read the body up to max_reply_bytes; past that, _TooLarge without reading on."""
+        cap = self.cfg.max_reply_bytes
+        async with client.stream(method, url, content=content, headers=headers) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > cap:
+                raise _TooLarge(response.status_code, f"Content-Length {declared}")
+            body = bytearray()
+            async for chunk in response.aiter_bytes():  # decoded: a compressed bomb counts at full size
+                body += chunk
+                if len(body) > cap:
+                    raise _TooLarge(response.status_code, f"over {cap} bytes read")
+        return response, bytes(body)
+
+    def _can_wait(self, ends: float | None, loop: asyncio.AbstractEventLoop, wait: float) -> bool:
+        """A retry is worth waiting for only when the question's budget has room for the wait."""
+        return ends is None or loop.time() + wait < ends
+
+    def _out_of_budget(self, shown: str, attempts: int) -> str:
+        return (
+            f"{shown}: no answer within the question's {self.cfg.question_budget:g} s after {attempts} attempt"
+            f"{'s' if attempts != 1 else ''} ([systemone] total_timeout); the server is slow or failing"
+        )
+
+    def _http_error(self, shown: str, response: httpx.Response, body: bytes, attempts: int, left: float | None = None) -> str:
         status = response.status_code
         kind, message = describe_error_body(body, response.headers.get("content-type", ""))
         head = f"{shown}: HTTP {status}" + (f" {kind}" if kind else "") + f": {message}"
@@ -472,7 +561,11 @@ class SystemOneClient:
         elif status in RETRY_STATUSES:
             retry_after = response.headers.get("retry-after")
             tried = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}"
-            hint = f"{tried}; the server asked to wait {retry_after} s" if attempts == 1 and retry_after else f"{tried}; the server is busy or failing, try again later"
+            if retry_after and attempts <= self.cfg.max_retries:
+                room = "" if left is None else f", more than the {left:.3g} s left of the question's {self.cfg.question_budget:g} s ([systemone] total_timeout)"
+                hint = f"{tried}; the server asked to wait {_first_line(retry_after, 40)} s{room}"
+            else:
+                hint = f"{tried}; the server is busy or failing, try again later"
         elif 300 <= status < 400:
             where = _first_line(public_url(response.headers.get("location", "")) or "elsewhere", 120)
             hint = f"the server redirects to {where}; set [systemone] base_url to the final address"
@@ -545,7 +638,11 @@ class SystemOneBackend(DecisionBackend):
         cache = ProfileCache.default()
         profile = cache.load(self.client.shown_url, self.cfg.model)
         if profile is None:
-            profile = await probe_server(self.client, self.cfg.model)
+            try:  # the probe runs inside a turn: it gets one question's budget in all
+                async with asyncio.timeout(self.cfg.question_budget):
+                    profile = await probe_server(self.client, self.cfg.model)
+            except TimeoutError:
+                return self.cfg.max_options  # unknown cap: the configured one; probed again next start
             if profile.complete:
                 cache.save(profile)
         self.profile = profile

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ...textsafe import visible
 from ..format import fmt_prob, shorten
 from ..view import BAND_STYLE, RISK_STYLE
 from .picker import OptionPicker, PickerItem
@@ -60,11 +61,11 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
             yield Static(
                 Content.assemble(
                     ("proposed ", "$text-muted"),
-                    (r.choice, "bold"),
+                    (visible(r.choice), "bold"),
                     "  ",
                     (r.risk, RISK_STYLE.get(r.risk, "")),
                     "\n",
-                    (r.when_to_use, "italic"),
+                    (visible(r.when_to_use), "italic"),
                 ),
                 id="confirm-tool",
             )
@@ -73,7 +74,7 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
             for i, (option, p) in enumerate(r.next_options):
                 if i:
                     next_parts.append(("  ·  ", "$text-muted"))
-                next_parts += [option, (f" {p:.2f}", "$text-muted")]
+                next_parts += [visible(option), (f" {p:.2f}", "$text-muted")]
             if not r.next_options:
                 next_parts.append(("no other option", "$text-muted"))
             yield Static(
@@ -89,7 +90,7 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
                 id="confirm-numbers",
             )
             if r.reason:
-                yield Static(Content.styled(r.reason, "italic $text-muted"), id="confirm-reason")
+                yield Static(Content.styled(visible(r.reason), "italic $text-muted"), id="confirm-reason")
             with Horizontal(id="confirm-buttons"):
                 yield Button(Content("Approve (y)"), variant="success", id="approve")
                 yield Button(Content("Decline (n)"), variant="error", id="decline")

@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...session import FallbackRecord
+from ...textsafe import visible
 
 
 class FallbackOutputScreen(ModalScreen[None]):
@@ -29,13 +30,14 @@ class FallbackOutputScreen(ModalScreen[None]):
             head += " · output cut at the configured cap"
         with Vertical(id="output-dialog") as dialog:
             dialog.border_title = f"Fallback output, turn {self.index + 1}"
-            yield Static(Content.assemble((" ".join(r.command), "$text-muted"), "\n", (head, "bold")), id="output-head")
+            # command output and session text are untrusted: control characters shown, not sent
+            yield Static(Content.assemble((visible(" ".join(r.command)), "$text-muted"), "\n", (head, "bold")), id="output-head")
             if r.error:
-                yield Static(Content.styled(r.error, "$error"), id="output-error")
+                yield Static(Content.styled(visible(r.error), "$error"), id="output-error")
             with VerticalScroll(id="output-scroll"):
-                yield Static(Content(r.output or "(no output)"), id="output-text")
+                yield Static(Content(visible(r.output) or "(no output)"), id="output-text")
                 if r.stderr:
-                    yield Static(Content.assemble(("stderr\n", "bold $text-muted"), (r.stderr, "$text-muted")), id="output-stderr")
+                    yield Static(Content.assemble(("stderr\n", "bold $text-muted"), (visible(r.stderr), "$text-muted")), id="output-stderr")
 
     def action_close(self) -> None:
         self.dismiss(None)

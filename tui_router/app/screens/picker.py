@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...textsafe import visible
 from ..view import RISK_STYLE
 
 
@@ -56,7 +57,7 @@ def item_prompt(item: PickerItem, offsets: tuple[int, ...]) -> Content:
         "  ",
         (item.risk, RISK_STYLE.get(item.risk, "$text-muted")),
         "\n",
-        (item.description, "$text-muted"),
+        (visible(item.description), "$text-muted"),
     )
 
 

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
 from ...session import Session
+from ...textsafe import visible
 from ..format import display_path, shorten
 from ..messages import ReplayFinished, ReplayRowReady
 from ..view import BAND_VARIABLE, TurnView
@@ -165,10 +166,10 @@ class ReplayScreen(Screen[None]):
         self.query_one("#replay-status", Static).update(
             Content.assemble(
                 ("replay ", "bold $warning"),
-                source,
+                visible(source, single_line=True),
                 (f" ({len(self.session.turns)} turns)", "$text-muted"),
                 (" │ now: ", "$text-muted"),
-                setup,
+                visible(setup, single_line=True),
                 (" │ ", "$text-muted"),
                 f"high ≥ {policy.high:g} · medium ≥ {policy.medium:g}",
             )
@@ -216,7 +217,7 @@ class ReplayScreen(Screen[None]):
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "replay" and event.state is WorkerState.ERROR:
-            self.query_one("#replay-summary", Static).update(Content.styled(f"Replay failed: {event.worker.error}", "bold $error"))
+            self.query_one("#replay-summary", Static).update(Content.styled(visible(f"Replay failed: {event.worker.error}"), "bold $error"))
             self.notify(f"Replay failed: {event.worker.error}", severity="error", markup=False)
 
     @on(DataTable.RowHighlighted, "#replay-table")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from ...catalog import Catalog
+from ...textsafe import visible
 from ..format import shorten
 from ..view import RISK_STYLE, TurnView
 from .text import PaneText
@@ -24,7 +25,7 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
     head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
     if total is not None:
         head += f" of {total} options"
-    lines: list[Content] = [Content.styled(head, "$text-muted")]
+    lines: list[Content] = [Content.styled(visible(head), "$text-muted")]
     if not d.candidates:
         lines.append(Content.styled("No candidates: nothing in the catalog matched.", "$text-muted"))
     longest = max([len(c) for c in d.candidates] + [8])
@@ -51,15 +52,16 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
             )
         )
     if view.label:
+        label = visible(view.label)
         if view.label == view.none_option:
-            lines.append(Content.styled(f"◆ label {view.label} (the none option, always offered)", "$text-muted"))
+            lines.append(Content.styled(f"◆ label {label} (the none option, always offered)", "$text-muted"))
         elif view.label in d.candidates:
-            lines.append(Content.styled(f"◆ label {view.label}", "$text-muted"))
+            lines.append(Content.styled(f"◆ label {label}", "$text-muted"))
         else:
             lines.append(
                 Content.assemble(
                     ("retrieval miss: ", "bold $error"),
-                    (f"the label {view.label} is not among the candidates", "$error"),
+                    (f"the label {label} is not among the candidates", "$error"),
                 )
             )
     return Content("\n").join(lines)

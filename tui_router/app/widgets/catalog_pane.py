@@ -11,6 +11,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...catalog import NONE_DESCRIPTION, Catalog, Tool
+from ...textsafe import visible
 from ..view import RISK_STYLE
 from .candidates import SHORT_RISK
 
@@ -36,7 +37,7 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
         shown = [t for t in tools if not t.is_escalation and tool_matches(t, words)]
         if not shown:
             continue
-        options.append(Option(Content.styled(f"{category} ({len(shown)})", "bold $text-accent"), disabled=True))
+        options.append(Option(Content.styled(f"{visible(category)} ({len(shown)})", "bold $text-accent"), disabled=True))
         options.extend(_tool_option(t, pad, room) for t in shown)
     shown = [t for t in escalation if tool_matches(t, words)]
     if shown:
@@ -68,19 +69,19 @@ def tool_detail(catalog: Catalog, option_id: str | None) -> Content:
     if tool is None:
         return Content.styled(f"{option_id}: not in this catalog", "$error")
     lines: list[Content] = [
-        Content.assemble((tool.id, "bold"), "  ", (tool.risk.value, RISK_STYLE.get(tool.risk.value, "")), ("  " + (tool.category or ""), "$text-muted")),
-        Content(tool.when_to_use),
+        Content.assemble((tool.id, "bold"), "  ", (tool.risk.value, RISK_STYLE.get(tool.risk.value, "")), ("  " + visible(tool.category or ""), "$text-muted")),
+        Content(visible(tool.when_to_use)),
     ]
     if tool.title:
-        lines.insert(1, Content.styled(tool.title, "italic"))
+        lines.insert(1, Content.styled(visible(tool.title), "italic"))
     if tool.keywords:
-        lines.append(Content.assemble(("keywords ", "$text-muted"), ", ".join(tool.keywords)))
+        lines.append(Content.assemble(("keywords ", "$text-muted"), visible(", ".join(tool.keywords))))
     if tool.examples:
         lines.append(Content.styled("examples", "$text-muted"))
-        lines.extend(Content(f"• {e}") for e in tool.examples)
+        lines.extend(Content(visible(f"• {e}")) for e in tool.examples)
     if tool.input_schema:
         lines.append(Content.styled("schema", "$text-muted"))
-        lines.append(Content(json.dumps(tool.input_schema, indent=2, ensure_ascii=False)))
+        lines.append(Content(visible(json.dumps(tool.input_schema, indent=2, ensure_ascii=False))))
     return Content("\n").join(lines)
 
 
@@ -99,7 +100,7 @@ class CatalogPane(Vertical):
 
     def set_catalog(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.border_subtitle = Content(f"{catalog.name} · {len(catalog.option_ids)} options")
+        self.border_subtitle = Content(f"{visible(catalog.name, single_line=True)} · {len(catalog.option_ids)} options")
         self._fill("")
 
     def _fill(self, query: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from ...policy import margin_of
+from ...textsafe import visible
 from ..format import fmt_prob, shorten
 from ..view import BAND_STYLE, TurnView
 from .text import PaneText
@@ -42,10 +43,10 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
         (d.action, "bold"),
     )
     if d.outcome not in ("pending", "proposed"):
-        head = head + Content.styled(f" · {d.outcome}" + (f" {d.rerouted_to}" if d.rerouted_to else ""), "$text-muted")
+        head = head + Content.styled(f" · {d.outcome}" + (f" {visible(d.rerouted_to)}" if d.rerouted_to else ""), "$text-muted")
     parts.append(head)
     if d.error:
-        parts.append(Content.assemble(("error ", "bold $error"), (d.error, "$error")))
+        parts.append(Content.assemble(("error ", "bold $error"), (visible(d.error), "$error")))
     probs = sorted(d.probabilities.items(), key=lambda kv: (-kv[1], kv[0]))
     if not probs:
         parts.append(Content.styled("No distribution: the answer was not usable.", "$text-muted"))
@@ -74,7 +75,7 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
     if d.high is not None and d.medium is not None:
         parts.append(Content.styled(f"high ≥ {d.high:g} · medium ≥ {d.medium:g} ({view.formula})", "$text-muted"))
     if view.label:
-        parts.append(Content.styled(f"◆ label {view.label}", "$text-muted"))
+        parts.append(Content.styled(f"◆ label {visible(view.label)}", "$text-muted"))
     return Content("\n").join(parts)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from textual.content import Content
 
+from ...textsafe import visible
 from .text import PaneText
 
 
@@ -104,8 +105,8 @@ class StatusLine(PaneText):
         self.status = Status()
 
     def set(self, **fields) -> None:
-        for key, value in fields.items():
-            setattr(self.status, key, value)
+        for key, value in fields.items():  # names, models and paths come from files and servers
+            setattr(self.status, key, visible(value, single_line=True) if isinstance(value, str) else value)
         self._redraw()
 
     def on_resize(self) -> None:

@@ -1,0 +1,66 @@
+"""Untrusted text made safe to show on a terminal.
+
+Text from a user, a catalog, a session file, a server or a command may carry control characters
+that a terminal acts on: `ESC ] 0 ; title BEL` retitles the window, `ESC [ 2 J` blanks it, a C1
+CSI (U+009B) does the same on some terminals, bidi overrides reorder what is read. `visible()`
+turns each into a printable escape (`\\x1b`, `\\x9b`, `\\u202e`) so it is seen, never acted on.
+Every place that shows such text (console widgets and notifications, CLI text output and stderr)
+goes through it; JSON output escapes control characters itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls, DEL and C1 controls; newline and tab are kept (layout), carriage return is not
+# (it rewrites the line it ends).
+_CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f"
+# Bidi embeddings, overrides and isolates, the implicit marks, and the line/paragraph separators
+# that some terminals treat as newlines.
+_FORMAT = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+_UNSAFE = re.compile(f"[{_CONTROL}{_FORMAT}]")
+_UNSAFE_LINE = re.compile(f"[{_CONTROL}{_FORMAT}\n\t]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, single_line: bool = False) -> str:
+    """`text` with every control character shown as an escape (`\\x1b`), newline and tab kept
+    unless `single_line`. Idempotent on its own output; a str subclass comes back as plain str."""
+    pattern = _UNSAFE_LINE if single_line else _UNSAFE
+    return pattern.sub(_escape, str(text))
+
+
+def is_safe(text: str) -> bool:
+    """Whether `text` shows as it is (nothing `visible` would change)."""
+    return _UNSAFE.search(text) is None
+
+
+# For a JSON or TOML document the same characters are written as \\uXXXX, which both formats read
+# back as the character itself inside a string (the only place they can occur in such output).
+def escape_for_data(text: str) -> str:
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class VisibleStream:
+    """A text stream that shows what is written to it through `visible` (or, for a JSON/TOML
+    document, `escape_for_data`): the CLI wraps stdout and stderr in it so no print site can
+    let a control character reach the terminal."""
+
+    def __init__(self, stream, *, data: bool = False) -> None:
+        self.stream = stream
+        self.data = data
+
+    def write(self, text: str) -> int:
+        self.stream.write(escape_for_data(text) if self.data else visible(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):  # flush, fileno, isatty, encoding, ...
+        return getattr(self.stream, name)
