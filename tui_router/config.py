@@ -145,6 +145,7 @@ class Config(_Section):
     # auto: semantic when its extra is installed (better on every labelled set), else local
     backend: BackendName = "auto"
     sessions_dir: str = "sessions"
+    reviewer: str | None = None  # name recorded with each label; default $USER
     retrieval: RetrievalConfig = RetrievalConfig()
     policy: PolicyConfig = PolicyConfig()
     local: LocalConfig = LocalConfig()

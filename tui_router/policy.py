@@ -59,6 +59,25 @@ def margin_of(probabilities: dict[str, float]) -> float:
     return values[0] - values[1]
 
 
+def band_of(confidence: float, thresholds: Thresholds) -> Band:
+    if confidence >= thresholds.high:
+        return Band.high
+    if confidence >= thresholds.medium:
+        return Band.medium
+    return Band.low
+
+
+def action_of(band: Band, is_none: bool, risk: Risk | None, policy: PolicyConfig) -> Action:
+    """The action for a resolved band (also used to re-band recorded turns in a what-if)."""
+    if band is Band.unresolved or is_none or band is Band.low:
+        return Action.fallback
+    if risk is Risk.escalation:
+        return Action.escalate
+    if band is Band.high and risk not in policy.confirm_risks:
+        return Action.execute
+    return Action.confirm
+
+
 class Banding(BaseModel):
     confidence: float | None
     reported_confidence: float | None
@@ -98,21 +117,8 @@ def band_answer(
             thresholds=thresholds,
             error=f"no confidence: the backend reported none and the policy uses '{policy.confidence}'",
         )
-    if confidence >= thresholds.high:
-        band = Band.high
-    elif confidence >= thresholds.medium:
-        band = Band.medium
-    else:
-        band = Band.low
-
-    if answer.choice == none_option or band is Band.low:
-        action = Action.fallback
-    elif risk is Risk.escalation:
-        action = Action.escalate
-    elif band is Band.high and risk not in policy.confirm_risks:
-        action = Action.execute
-    else:
-        action = Action.confirm
+    band = band_of(confidence, thresholds)
+    action = action_of(band, answer.choice == none_option, risk, policy)
     return Banding(
         confidence=confidence,
         reported_confidence=reported,

@@ -24,6 +24,9 @@ from .errors import SessionError, did_you_mean
 FORMAT_VERSION = 1
 
 Outcome = Literal["proposed", "approved", "declined", "rerouted", "escalated", "fallback_done", "pending"]
+# Where a label came from: an approved or re-routed confirm, the review queue, or a person by hand
+# (console keys or a hand-written file; a label without a source counts as "hand").
+LabelSource = Literal["confirm", "review", "hand"]
 
 
 class _Record(BaseModel):
@@ -67,6 +70,9 @@ class FallbackRecord(_Record):
 class Turn(_Record):
     message: str
     label: str | None = None
+    label_source: LabelSource | None = None
+    reviewer: str | None = None
+    not_this: list[str] = []  # options a person declined for this turn ("not this")
     acceptable: list[str] = []
     tags: list[str] = []
     at: str | None = None

@@ -1,0 +1,424 @@
+"""The labelling loop, without Textual: the review queue, labels with undo, and what-if thresholds.
+
+- The queue: every unlabelled turn of some session files, least certain first. Unresolved turns
+  (and turns never routed) lead; then ascending margin between the two most probable options, the
+  none option included; ties by file, then turn.
+- A `Review` applies labels to those turns, each written at once to its own file (read, change the
+  one turn, write atomically, so a console appending to the same file between two labels keeps its
+  turns), and undoes them, several levels deep, across files.
+- `what_if` re-bands recorded decisions under other thresholds, writing nothing: which turns would
+  change action, and each band's accuracy before and after.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import Catalog, Risk
+from .config import Config, PolicyConfig
+from .errors import SessionError, UserError
+from .policy import action_of, band_of, confidence_of, margin_of
+from .session import LabelSource, Session, Turn, iter_session_files, load_session, save_session
+
+# ---------------------------------------------------------------------------------------------
+# The queue
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class QueueEntry:
+    """One unlabelled turn waiting for a label."""
+
+    file: Path
+    index: int  # 0-based position in the file
+    message: str
+    choice: str | None
+    band: str  # high | medium | low | unresolved
+    margin: float | None  # None: unresolved or never routed
+    ranked: list[str] = field(default_factory=list)  # options, most probable first
+
+    @property
+    def turn_number(self) -> int:
+        """1-based, as the console shows it."""
+        return self.index + 1
+
+    @property
+    def unresolved(self) -> bool:
+        return self.margin is None
+
+    def sort_key(self) -> tuple:
+        # rounded: 0.45 - 0.35 and 0.5 - 0.4 are the same margin, a tie broken by file and turn
+        return (0 if self.unresolved else 1, round(self.margin or 0.0, 6), str(self.file), self.index)
+
+    def to_json(self) -> dict:
+        return {
+            "file": str(self.file),
+            "turn": self.turn_number,
+            "message": self.message,
+            "choice": self.choice,
+            "band": self.band,
+            "margin": None if self.margin is None else round(self.margin, 6),
+        }
+
+
+def entry_of(path: Path, index: int, turn: Turn) -> QueueEntry:
+    d = turn.decision
+    if d is None:
+        return QueueEntry(path, index, turn.message, None, "unresolved", None)
+    ranked = [k for k, _ in sorted(d.probabilities.items(), key=lambda kv: (-kv[1], kv[0]))]
+    unresolved = d.band == "unresolved" or not d.probabilities
+    return QueueEntry(
+        path, index, turn.message, d.choice, d.band, None if unresolved else margin_of(d.probabilities), ranked
+    )
+
+
+def build_queue(sessions: Iterable[Session], limit: int | None = None) -> list[QueueEntry]:
+    """Unlabelled turns, least certain first (see the module docstring)."""
+    entries = [
+        entry_of(s.path or Path(s.id), i, t) for s in sessions for i, t in enumerate(s.turns) if not t.label
+    ]
+    entries.sort(key=QueueEntry.sort_key)
+    return entries[:limit] if limit is not None else entries
+
+
+def load_sessions(paths: Sequence[str | Path]) -> list[Session]:
+    files = iter_session_files(list(paths))
+    if not files:
+        raise SessionError(f"no session files in {', '.join(str(p) for p in paths)}")
+    return [load_session(f) for f in files]
+
+
+def reviewer_name(config: Config | None = None) -> str | None:
+    """The name recorded with each label: config `reviewer`, else $USER, else the login name."""
+    if config is not None and config.reviewer:
+        return config.reviewer
+    name = os.environ.get("USER") or os.environ.get("USERNAME")
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except Exception:  # no passwd entry (containers): record no name rather than fail
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Labels with undo
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelState:
+    label: str | None
+    label_source: str | None
+    reviewer: str | None
+
+    @classmethod
+    def of(cls, turn: Turn) -> LabelState:
+        return cls(turn.label, turn.label_source, turn.reviewer)
+
+    def apply(self, turn: Turn) -> None:
+        turn.label = self.label
+        turn.label_source = self.label_source  # type: ignore[assignment]
+        turn.reviewer = self.reviewer
+
+
+@dataclass(frozen=True)
+class LabelEdit:
+    """One change of one turn's label, with what it replaced (for undo)."""
+
+    position: int  # in the queue
+    file: Path
+    index: int
+    before: LabelState
+    after: LabelState
+
+
+def write_label(path: Path, index: int, message: str, state: LabelState, save: Callable[[Session], object] = save_session) -> None:
+    """Change one turn's label in its file: read the file now, check the turn is still the one
+    queued, set the label, write atomically. Nothing is written when the turn moved."""
+    session = load_session(path)
+    if index >= len(session.turns) or session.turns[index].message != message:
+        raise SessionError(f"{path}: turn {index + 1} is no longer the queued message (the file changed); nothing was written")
+    state.apply(session.turns[index])
+    save(session)
+
+
+class Review:
+    """Walk a queue, label, skip, clear and undo; every change is saved to its own file at once."""
+
+    def __init__(self, sessions: Sequence[Session], reviewer: str | None = None, limit: int | None = None) -> None:
+        self.sessions = {s.path: s for s in sessions if s.path is not None}
+        self.entries = build_queue(self.sessions.values(), limit)
+        self.reviewer = reviewer
+        self.position = 0
+        self.history: list[LabelEdit] = []
+
+    @classmethod
+    def of_files(cls, paths: Sequence[str | Path], reviewer: str | None = None, limit: int | None = None) -> Review:
+        return cls(load_sessions(paths), reviewer, limit)
+
+    # -- reading
+    def turn(self, position: int | None = None) -> Turn:
+        entry = self.entries[self.position if position is None else position]
+        return self.sessions[entry.file].turns[entry.index]
+
+    @property
+    def current(self) -> QueueEntry | None:
+        return self.entries[self.position] if 0 <= self.position < len(self.entries) else None
+
+    @property
+    def reviewed(self) -> int:
+        return sum(1 for i in range(len(self.entries)) if self.turn(i).label)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.entries) - self.reviewed
+
+    def option(self, n: int) -> str | None:
+        """The n-th most probable option (1-based) of the current turn."""
+        entry = self.current
+        if entry is None or not 1 <= n <= len(entry.ranked):
+            return None
+        return entry.ranked[n - 1]
+
+    # -- moving
+    def next(self) -> None:
+        self.position = min(self.position + 1, max(len(self.entries) - 1, 0))
+
+    def previous(self) -> None:
+        self.position = max(self.position - 1, 0)
+
+    def next_unlabelled(self) -> None:
+        """After a label: the next turn still waiting, else stay at the end."""
+        for position in range(self.position + 1, len(self.entries)):
+            if not self.turn(position).label:
+                self.position = position
+                return
+        self.next()
+
+    # -- changing
+    def set_label(self, option: str | None, source: LabelSource = "review") -> LabelEdit:
+        entry = self.current
+        if entry is None:
+            raise UserError("the review queue is empty")
+        turn = self.turn()
+        after = LabelState(option, source if option else None, self.reviewer if option else None)
+        edit = LabelEdit(self.position, entry.file, entry.index, LabelState.of(turn), after)
+        write_label(entry.file, entry.index, entry.message, after)
+        after.apply(turn)
+        self.history.append(edit)
+        return edit
+
+    def accept(self) -> LabelEdit | None:
+        """Label with the recorded choice (the re-routed option when the operator re-routed)."""
+        turn = self.turn()
+        d = turn.decision
+        choice = (d.rerouted_to or d.choice) if d else None
+        if d is None or choice is None or d.band == "unresolved":
+            return None
+        return self.set_label(choice)
+
+    def undo(self) -> LabelEdit | None:
+        """Put back the label the last change replaced (in whichever file) and go to that turn."""
+        if not self.history:
+            return None
+        edit = self.history[-1]
+        write_label(edit.file, edit.index, self.entries[edit.position].message, edit.before)
+        self.history.pop()
+        edit.before.apply(self.sessions[edit.file].turns[edit.index])
+        self.position = edit.position
+        return edit
+
+
+def label_from_outcome(turn: Turn, outcome: str, rerouted_to: str | None, reviewer: str | None) -> bool:
+    """An approved confirm labels the turn with its choice, a re-route with the option chosen,
+    unless it already has a label; a decline records the choice as "not this". True if changed."""
+    d = turn.decision
+    if d is None or d.choice is None:
+        return False
+    if outcome == "declined":
+        if d.choice in turn.not_this:
+            return False
+        turn.not_this = [*turn.not_this, d.choice]
+        return True
+    target = rerouted_to if outcome == "rerouted" else d.choice if outcome == "approved" else None
+    if target is None or turn.label:
+        return False
+    turn.label, turn.label_source, turn.reviewer = target, "confirm", reviewer
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# What-if thresholds
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_what_if(text: str, policy: PolicyConfig) -> PolicyConfig:
+    """"high=0.8,medium=0.5" (either or both) applied to a policy; one sentence when it is wrong."""
+    from pydantic import ValidationError
+
+    values: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or key not in ("high", "medium"):
+            raise UserError(f"--what-if: '{part}' is not high=<number> or medium=<number>")
+        try:
+            values[key] = float(value)
+        except ValueError:
+            raise UserError(f"--what-if: '{value.strip()}' is not a number") from None
+    if not values:
+        raise UserError('--what-if needs at least one threshold, e.g. "high=0.8,medium=0.5"')
+    try:
+        return PolicyConfig.model_validate({**policy.model_dump(), **values})
+    except ValidationError as exc:
+        reason = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise UserError(f"--what-if: {reason}") from None
+
+
+@dataclass
+class WhatIfRow:
+    file: str
+    index: int
+    message: str
+    label: str | None
+    choice: str | None
+    confidence: float | None
+    before_band: str
+    before_action: str
+    after_band: str
+    after_action: str
+    correct: bool | None  # None: no label
+
+    @property
+    def changed(self) -> bool:
+        return self.before_action != self.after_action or self.before_band != self.after_band
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.file,
+            "turn": self.index + 1,
+            "message": self.message,
+            "label": self.label,
+            "choice": self.choice,
+            "confidence": None if self.confidence is None else round(self.confidence, 6),
+            "before": {"band": self.before_band, "action": self.before_action},
+            "after": {"band": self.after_band, "action": self.after_action},
+            "correct": self.correct,
+        }
+
+
+BANDS = ("high", "medium", "low", "unresolved")
+
+
+@dataclass
+class WhatIfReport:
+    rows: list[WhatIfRow]  # every turn with a recorded decision
+
+    @property
+    def changed(self) -> list[WhatIfRow]:
+        return [r for r in self.rows if r.changed]
+
+    def accuracy(self, when: str) -> dict[str, tuple[int, int]]:
+        """Per band: (correct, labelled) among labelled turns, before or after."""
+        out = {band: (0, 0) for band in BANDS}
+        for r in self.rows:
+            if r.correct is None:
+                continue
+            band = r.before_band if when == "before" else r.after_band
+            hits, total = out[band]
+            out[band] = (hits + r.correct, total + 1)
+        return out
+
+    def counts(self, when: str) -> dict[str, int]:
+        key = "before_action" if when == "before" else "after_action"
+        out = {a: 0 for a in ("execute", "confirm", "escalate", "fallback")}
+        for r in self.rows:
+            out[getattr(r, key)] += 1
+        return out
+
+    def to_json(self) -> dict:
+        def acc(when: str) -> dict:
+            return {b: {"correct": h, "labelled": t, "accuracy": (h / t if t else None)} for b, (h, t) in self.accuracy(when).items()}
+
+        return {
+            "turns": len(self.rows),
+            "changed": [r.to_json() for r in self.changed],
+            "actions": {"before": self.counts("before"), "after": self.counts("after")},
+            "band_accuracy": {"before": acc("before"), "after": acc("after")},
+        }
+
+    def lines(self) -> list[str]:
+        """The diff as plain lines (CLI and console notification)."""
+        changed = self.changed
+        out = [f"what-if: {len(changed)} of {len(self.rows)} routed turns would change band or action"]
+        for r in changed:
+            conf = "-" if r.confidence is None else f"{r.confidence:.2f}"
+            mark = "" if r.correct is None else (" (right)" if r.correct else " (wrong)")
+            message = r.message if len(r.message) <= 48 else r.message[:47] + "…"
+            out.append(
+                f"  {Path(r.file).name}:{r.index + 1}  {r.before_band}/{r.before_action} -> {r.after_band}/{r.after_action}"
+                f"  conf {conf}  {r.choice or '-'}{mark}  {message!r}"
+            )
+        before, after = self.accuracy("before"), self.accuracy("after")
+        out.append("  band accuracy (labelled turns), before -> after:")
+        for band in BANDS:
+            if before[band][1] or after[band][1]:
+                out.append(f"    {band:<10} {_ratio(*before[band])} -> {_ratio(*after[band])}")
+        return out
+
+
+def _ratio(hits: int, total: int) -> str:
+    return f"{hits}/{total} ({hits / total:.0%})" if total else "n/a"
+
+
+def _rebanded(turn: Turn, policy: PolicyConfig, none_option: str, risk: Risk | None) -> tuple[str, str, float | None]:
+    d = turn.decision
+    assert d is not None
+    if d.band == "unresolved" or d.choice is None:
+        return "unresolved", "fallback", None
+    confidence = confidence_of(d.probabilities, policy.confidence, d.reported_confidence) if d.probabilities else d.confidence
+    if confidence is None:
+        return "unresolved", "fallback", None
+    band = band_of(confidence, policy.thresholds_for(risk))
+    return band.value, action_of(band, d.choice == none_option, risk, policy).value, confidence
+
+
+def what_if(sessions: Iterable[Session], before: PolicyConfig, after: PolicyConfig, catalog: Catalog | None = None) -> WhatIfReport:
+    """Re-band every recorded decision under `before` and `after` (recorded confidence, or the
+    policy's formula over the recorded probabilities); nothing is routed, nothing written."""
+    none_option = catalog.none_option if catalog is not None else "defer_to_llm"
+    rows = []
+    for session in sessions:
+        for index, turn in enumerate(session.turns):
+            d = turn.decision
+            if d is None:
+                continue
+            risk = catalog.risk_of(d.choice) if catalog is not None and d.choice else None
+            b_band, b_action, _ = _rebanded(turn, before, none_option, risk)
+            a_band, a_action, conf = _rebanded(turn, after, none_option, risk)
+            answers = ({turn.label} | set(turn.acceptable)) if turn.label else set()
+            correct = None if not turn.label else (d.band != "unresolved" and d.choice in answers)
+            rows.append(
+                WhatIfRow(str(session.path or session.id), index, turn.message, turn.label, d.choice, conf, b_band, b_action, a_band, a_action, correct)
+            )
+    return WhatIfReport(rows)
+
+
+__all__ = [
+    "LabelEdit",
+    "QueueEntry",
+    "Review",
+    "WhatIfReport",
+    "build_queue",
+    "label_from_outcome",
+    "parse_what_if",
+    "reviewer_name",
+    "what_if",
+]
