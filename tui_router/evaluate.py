@@ -236,8 +236,10 @@ class LabelledCase(BaseModel):
     turn: Turn
 
 
-def load_cases(paths: Sequence[str | Path]) -> tuple[list[LabelledCase], list[Session]]:
-    """Every labelled turn in the session files (folders are searched for *.toml)."""
+def load_cases(paths: Sequence[str | Path], label_sources: Iterable[str] | None = None) -> tuple[list[LabelledCase], list[Session]]:
+    """Every labelled turn in the session files (folders are searched for *.toml), optionally only
+    those whose label came from one of `label_sources` (a label without a source is "hand")."""
+    sources = set(label_sources) if label_sources is not None else None
     files = iter_session_files(list(paths))
     if not files:
         raise EvalError(f"no session files in {', '.join(str(p) for p in paths)}")
@@ -246,7 +248,7 @@ def load_cases(paths: Sequence[str | Path]) -> tuple[list[LabelledCase], list[Se
         LabelledCase(source=str(s.path), index=i, turn=t)
         for s in sessions
         for i, t in enumerate(s.turns)
-        if t.label
+        if t.label and (sources is None or (t.label_source or "hand") in sources)
     ]
     return cases, sessions
 
@@ -869,17 +871,19 @@ def run_eval(
     catalog: Catalog | None = None,
     learn: bool = True,
     concurrency: int = 1,
+    label_sources: Iterable[str] | None = None,
 ) -> EvalReport:
     """Load cases, check them against the catalog, route and measure."""
     from .catalog import load_catalog
     from .route import build_router
 
     catalog = catalog or load_catalog(config.catalog_spec())
-    cases, sessions = load_cases(paths)
+    cases, sessions = load_cases(paths, label_sources)
     check_cases(sessions, cases, catalog)
     if not cases:
+        only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
         raise EvalError(
-            f"no labelled turns in {', '.join(str(s.path) for s in sessions)} (a labelled turn has label = \"<option id>\")"
+            f"no labelled turns{only} in {', '.join(str(s.path) for s in sessions)} (a labelled turn has label = \"<option id>\")"
         )
     router = build_router(config, catalog, backend)
     return evaluate_router(

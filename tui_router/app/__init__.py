@@ -53,3 +53,13 @@ def run_replay(config: Config, session_path: str | Path) -> int:
     app = RouterConsole(config, replay=session)
     app.run()
     return app.return_code or 0
+
+
+def run_review(config: Config, review) -> int:
+    """Open the console on the review queue (tui_router.review.Review); quitting it leaves."""
+    check_terminal()
+    from .app import RouterConsole
+
+    app = RouterConsole(config, review=review)
+    app.run()
+    return app.return_code or 0

@@ -28,6 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--no-learn", action="store_true", help="do not let the local backend learn from the cases")
     ev.add_argument("--gate", metavar="CONDITIONS", help='fail (exit 1) unless e.g. "top1>=0.8,missed_review_rate<=0,ece<=0.1"')
     ev.add_argument("--errors", type=int, default=10, metavar="N", help="list the first N wrong turns (default 10; 0: none)")
+    ev.add_argument(
+        "--label-source",
+        type=_label_sources,
+        metavar="SOURCES",
+        help='only labels from these sources, e.g. "review,hand", or --label-source=-confirm for all but confirm; sources: confirm, review, hand (no source = hand)',
+    )
     add_common(ev)
     ev.set_defaults(handler=run_eval_cmd)
 
@@ -43,6 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("--json", action="store_true", help="(headless) print one JSON object")
     rp.add_argument("--all", action="store_true", help="(headless) list every turn, not only changed ones")
     rp.add_argument("--gate", metavar="CONDITIONS", help='(headless) e.g. "broken<=0,flips<=3,top1>=0.8"')
+    rp.add_argument(
+        "--what-if",
+        metavar="THRESHOLDS",
+        help='(headless) re-band the recorded decisions under e.g. "high=0.8,medium=0.5" and list the turns whose band or action would change; routes and writes nothing',
+    )
     add_common(rp)
     rp.set_defaults(handler=run_replay_cmd)
 
@@ -72,6 +83,22 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+LABEL_SOURCES = ("confirm", "review", "hand")
+
+
+def _label_sources(text: str) -> frozenset[str]:
+    """"review,hand" keeps those; "-confirm" keeps every source but those."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    exclude = bool(parts) and all(p.startswith("-") for p in parts)
+    names = [p.removeprefix("-") for p in parts]
+    unknown = [n for n in names if n not in LABEL_SOURCES]
+    if not names or unknown or (not exclude and any(p.startswith("-") for p in parts)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give sources to keep (review,hand) or to drop (-confirm) among {', '.join(LABEL_SOURCES)}"
+        )
+    return frozenset(set(LABEL_SOURCES) - set(names)) if exclude else frozenset(names)
 
 
 def _catalog(config):
@@ -106,9 +133,12 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
         raise ConfigError(f"--compare: unknown backend '{args.compare}'{did_you_mean(args.compare, BACKENDS)}; use one of {', '.join(BACKENDS)}")
     catalog = _catalog(config)
     learn = not args.no_learn
-    reports = [run_eval(args.cases, config, catalog=catalog, learn=learn, concurrency=args.concurrency)]
+    sources = args.label_source
+    reports = [run_eval(args.cases, config, catalog=catalog, learn=learn, concurrency=args.concurrency, label_sources=sources)]
     if args.compare:
-        reports.append(run_eval(args.cases, config, catalog=catalog, backend=args.compare, learn=learn, concurrency=args.concurrency))
+        reports.append(
+            run_eval(args.cases, config, catalog=catalog, backend=args.compare, learn=learn, concurrency=args.concurrency, label_sources=sources)
+        )
     primary = reports[0]
     fitted = config.policy.fitted_for
     for report in reports:
@@ -155,6 +185,8 @@ def _command_line(args: argparse.Namespace) -> str:
             parts += [f"--{flag}", value]
     if args.no_learn:
         parts.append("--no-learn")
+    if args.label_source is not None:
+        parts += ["--label-source", ",".join(sorted(args.label_source))]
     if args.concurrency != 1:
         parts += ["--concurrency", str(args.concurrency)]
     parts += ["--markdown", args.markdown]
@@ -193,15 +225,34 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     if not args.headless:
-        if args.json or args.gate or args.all:
-            raise UserError("--json, --gate and --all need --headless (without it the console opens in replay mode)")
+        if args.json or args.gate or args.all or args.what_if:
+            raise UserError("--json, --gate, --all and --what-if need --headless (without it the console opens in replay mode)")
         if len(args.sessions) != 1:
             raise UserError("the console replays one session at a time; use --headless for several")
         from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
 
         result = run_replay(config, args.sessions[0])
         return result if isinstance(result, int) else 0
+    if args.what_if:
+        if args.gate or args.all:
+            raise UserError("--what-if re-bands the recorded decisions; --gate and --all belong to a replay")
+        return _what_if(args, config)
     return _replay_headless(args, config)
+
+
+def _what_if(args: argparse.Namespace, config) -> int:
+    from ..review import load_sessions, parse_what_if, what_if
+
+    after = parse_what_if(args.what_if, config.policy)
+    sessions = load_sessions(args.sessions)
+    report = what_if(sessions, config.policy, after, _catalog(config))
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        print(f"thresholds now: high >= {config.policy.high:g}, medium >= {config.policy.medium:g}; what-if: high >= {after.high:g}, medium >= {after.medium:g}")
+        for line in report.lines():
+            print(line)
+    return 0
 
 
 def _replay_headless(args: argparse.Namespace, config) -> int:
@@ -262,6 +313,18 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
 # -- calibrate ----------------------------------------------------------------------------------
 
 
+def _calibrate_what_if(cases, config, catalog, result):
+    """The recorded decisions re-banded under the suggested thresholds (those `--write-config` writes)."""
+    from ..config import PolicyConfig
+    from ..review import load_sessions, what_if
+
+    update = result.policy_update()
+    measured = {level.risk for level in result.levels if level.risk != "default"}
+    risk = {k: v.model_dump() for k, v in config.policy.risk.items() if k.value not in measured} | update["risk"]
+    after = PolicyConfig.model_validate({**config.policy.model_dump(), "high": update["high"], "medium": update["medium"], "risk": risk})
+    return what_if(load_sessions(cases), config.policy, after, catalog)
+
+
 def run_calibrate_cmd(args: argparse.Namespace) -> int:
     from ..calibrate import calibrate, write_config
     from ..report import calibration_sections, print_sections
@@ -277,9 +340,14 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         folds=args.folds,
         learn=not args.no_learn,
     )
+    diff = _calibrate_what_if(args.cases, config, catalog, result)
+    if not args.json:  # the diff comes before anything is written
+        for line in diff.lines():
+            print(line)
     written = write_config(args.write_config, result) if args.write_config else None
     if args.json:
         out = result.model_dump(mode="json")
+        out["what_if"] = diff.to_json()
         out["written"] = str(written) if written else None
         print(json.dumps(out, ensure_ascii=False))
         return 0

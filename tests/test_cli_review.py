@@ -1,0 +1,172 @@
+"""`tui-router queue`, `replay --headless --what-if`, `eval --label-source` and calibrate's what-if."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import tomli_w
+from test_cli_eval import run_cli
+from test_review import decided, write
+
+from tui_router.cli import main
+from tui_router.session import Turn, TurnDecision
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "sessions" / "demo-bench.toml"
+
+
+@pytest.fixture(autouse=True)
+def hermetic(monkeypatch, tmp_path):
+    monkeypatch.delenv("TUI_ROUTER_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    sessions = tmp_path / "sessions"
+    write(
+        sessions / "one.toml",
+        [
+            decided("wide margin", {"send_sms": 0.9, "defer_to_llm": 0.1}),
+            decided("already labelled", {"send_sms": 0.5, "send_email": 0.5}, label="send_sms"),
+            decided("narrow margin", {"send_email": 0.5, "send_sms": 0.45, "defer_to_llm": 0.05}),
+        ],
+    )
+    write(sessions / "two.toml", [Turn(message="timed out", decision=TurnDecision(band="unresolved", error="timeout"))])
+    return sessions
+
+
+def test_queue_json_lists_turns_least_certain_first(folder, capsys):
+    assert main(["queue", str(folder), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total"] == 3
+    assert [(Path(e["file"]).name, e["turn"], e["band"]) for e in data["queue"]] == [
+        ("two.toml", 1, "unresolved"),
+        ("one.toml", 3, "low"),
+        ("one.toml", 1, "high"),
+    ]
+    assert data["queue"][1]["margin"] == pytest.approx(0.05)
+    assert data["queue"][1]["choice"] == "send_email" and data["queue"][0]["margin"] is None
+
+
+def test_queue_table_with_limit(folder, capsys):
+    assert main(["queue", str(folder), "--limit", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "queue: 3 unlabelled turns in 2 files, least certain first (first 2)"
+    assert lines[1].split()[:5] == ["file", "turn", "margin", "band", "choice"]
+    assert lines[2].split()[1:5] == ["1", "-", "unresolved", "-"] and lines[2].endswith("timed out")
+    assert lines[3].split()[1:5] == ["3", "0.050", "low", "send_email"]
+    assert len(lines) == 4
+
+
+def test_queue_bad_input_is_one_sentence_and_exit_2(tmp_path):
+    done = run_cli("queue", str(tmp_path / "missing.toml"), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == f"tui-router: {tmp_path / 'missing.toml'}: no such session file or folder"
+    bad = run_cli("queue", str(BENCH), "--limit", "0", cwd=tmp_path)
+    assert bad.returncode == 2 and "must be at least 1" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_queue_with_nothing_to_label(capsys):
+    assert main(["queue", str(BENCH)]) == 0
+    assert capsys.readouterr().out == "queue: no unlabelled turns in 1 file\n"
+
+
+def _recorded(path: Path) -> Path:
+    # confidences as recorded, re-banded with the "reported" formula so the moves are known exactly
+    turns = [
+        decided("read the notes", {"read_file": 0.95, "defer_to_llm": 0.05}, confidence=0.9, label="read_file"),
+        decided("list the files", {"read_file": 0.9, "defer_to_llm": 0.1}, confidence=0.78, label="list_directory"),
+        decided("open the readme", {"read_file": 0.7, "defer_to_llm": 0.3}, confidence=0.47, label="read_file"),
+    ]
+    for t in turns:
+        t.decision.reported_confidence = t.decision.confidence
+    return write(path, turns)
+
+
+def test_replay_what_if_lists_the_turns_that_move_and_writes_nothing(tmp_path, capsys):
+    session = _recorded(tmp_path / "rec.toml")
+    config = tmp_path / "cfg.toml"
+    config.write_text('backend = "local"\n[policy]\nconfidence = "reported"\n')
+    before = session.read_bytes()
+    assert main(["replay", str(session), "--headless", "--what-if", "high=0.8,medium=0.5", "--config", str(config), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(c["turn"], c["before"]["action"], c["after"]["action"]) for c in data["changed"]] == [(2, "execute", "confirm"), (3, "confirm", "fallback")]
+    assert data["band_accuracy"]["before"]["high"] == {"correct": 1, "labelled": 2, "accuracy": 0.5}
+    assert data["band_accuracy"]["after"]["high"] == {"correct": 1, "labelled": 1, "accuracy": 1.0}
+    assert data["actions"]["after"] == {"execute": 1, "confirm": 1, "escalate": 0, "fallback": 1}
+    assert session.read_bytes() == before
+    assert main(["replay", str(session), "--headless", "--what-if", "high=0.8", "--config", str(config)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "thresholds now: high >= 0.75, medium >= 0.45; what-if: high >= 0.8, medium >= 0.45"
+    assert out[1] == "what-if: 1 of 3 routed turns would change band or action"
+    assert out[2].startswith("  rec.toml:2  high/execute -> medium/confirm  conf 0.78  read_file (wrong)")
+
+
+def test_what_if_refuses_bad_flags(tmp_path, capsys):
+    session = _recorded(tmp_path / "rec.toml")
+    assert main(["replay", str(session), "--what-if", "high=0.8"]) == 2
+    assert "need --headless" in capsys.readouterr().err
+    assert main(["replay", str(session), "--headless", "--what-if", "high=0.8", "--gate", "flips<=0"]) == 2
+    assert "--gate and --all belong to a replay" in capsys.readouterr().err
+    assert main(["replay", str(session), "--headless", "--what-if", "medium=0.9"]) == 2
+    assert capsys.readouterr().err.strip() == "tui-router: --what-if: medium (0.9) must not be above high (0.75)"
+
+
+def _sourced_bench(tmp_path: Path) -> Path:
+    data = tomllib.loads(BENCH.read_text())
+    for turn in data["turns"][:3]:
+        turn["label_source"], turn["reviewer"] = "confirm", "dana"
+    data["turns"][3]["label_source"] = "review"
+    path = tmp_path / "bench.toml"
+    path.write_text(tomli_w.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(("sources", "n"), [("confirm", 3), ("-confirm", 27), ("review,hand", 27), ("hand", 26), ("-confirm,-hand", 1)])
+def test_eval_label_source_includes_or_excludes(tmp_path, capsys, sources, n):
+    bench = _sourced_bench(tmp_path)
+    assert main(["eval", str(bench), "--backend", "bm25", "--json", f"--label-source={sources}"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == n
+
+
+def test_eval_label_source_errors(tmp_path, capsys):
+    for bad in ("robot", "review,-hand"):
+        with pytest.raises(SystemExit) as exc:
+            main(["eval", str(BENCH), "--backend", "bm25", f"--label-source={bad}"])
+        assert exc.value.code == 2
+        assert "among confirm, review, hand" in capsys.readouterr().err
+    assert main(["eval", str(BENCH), "--backend", "bm25", "--label-source", "confirm"]) == 2
+    assert "no labelled turns with label_source confirm in" in capsys.readouterr().err
+
+
+def test_calibrate_shows_the_what_if_before_writing(tmp_path, capsys):
+    from tui_router.catalog import load_catalog
+
+    catalog = load_catalog("demo")
+    turns = [decided(ex, {t.id: 0.97, "defer_to_llm": 0.03}, confidence=0.5, label=t.id) for t in catalog.tools for ex in t.examples]
+    cases = write(tmp_path / "cases.toml", turns)
+    target = tmp_path / "cfg.toml"
+    assert main(["calibrate", str(cases), "--backend", "local", "--write-config", str(target), "--target-precision", "0.9"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    what_if = next(i for i, line in enumerate(out) if line.startswith("what-if: "))
+    wrote = next(i for i, line in enumerate(out) if line.startswith("wrote [policy]"))
+    assert what_if < wrote
+    assert out[what_if].endswith(f"of {len(turns)} routed turns would change band or action")
+
+
+def test_queue_never_imports_textual(folder):
+    code = (
+        "import sys; from tui_router.cli import main; "
+        f"rc = main(['queue', {str(folder)!r}, '--json']); "
+        "assert 'textual' not in sys.modules, 'textual imported'; print('ok', rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("ok 0")

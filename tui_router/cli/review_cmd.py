@@ -1,0 +1,81 @@
+"""`tui-router queue` (the unlabelled turns, least certain first) and `tui-router review` (label them
+in the console). The queue logic is tui_router.review; Textual is imported only when review opens."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .common import add_common, config_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    q = sub.add_parser(
+        "queue",
+        help="list unlabelled turns, least certain first",
+        description="The unlabelled turns of the session files (or folders), least certain first: unresolved "
+        "turns, then ascending margin between the two most probable options (the none option included); "
+        "ties by file, then turn.",
+    )
+    q.add_argument("sessions", nargs="+", metavar="FILES", help="session files or folders of them")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.add_argument("--limit", type=_positive_int, metavar="N", help="at most N turns")
+    add_common(q)
+    q.set_defaults(handler=run_queue)
+
+    r = sub.add_parser(
+        "review",
+        help="label the queued turns in the console",
+        description="Open the console's review queue on the session files: 1-9 label with the n-th most probable "
+        "option, a accept the choice, l pick any option, x clear, s skip, u undo, n/p next/previous. "
+        "Each label is saved at once to its own file.",
+    )
+    r.add_argument("sessions", nargs="+", metavar="FILES", help="session files or folders of them")
+    add_common(r)
+    r.set_defaults(handler=run_review)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def run_queue(args: argparse.Namespace) -> int:
+    from ..review import build_queue, load_sessions
+
+    config_from_args(args)  # a bad --config is reported like everywhere else
+    sessions = load_sessions(args.sessions)
+    queue = build_queue(sessions, args.limit)
+    total = len(build_queue(sessions)) if args.limit else len(queue)
+    if args.json:
+        print(json.dumps({"files": [str(s.path) for s in sessions], "total": total, "queue": [e.to_json() for e in queue]}, ensure_ascii=False))
+        return 0
+    if not queue:
+        print(f"queue: no unlabelled turns in {len(sessions)} file{'' if len(sessions) == 1 else 's'}")
+        return 0
+    print(f"queue: {total} unlabelled turn{'' if total == 1 else 's'} in {len(sessions)} file{'' if len(sessions) == 1 else 's'}, least certain first" + (f" (first {len(queue)})" if len(queue) < total else ""))
+    rows = [("file", "turn", "margin", "band", "choice", "message")]
+    for e in queue:
+        message = " ".join(e.message.split())
+        rows.append((str(e.file), str(e.turn_number), "-" if e.margin is None else f"{e.margin:.3f}", e.band, e.choice or "-", message[:60] + ("…" if len(message) > 60 else "")))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        print("  ".join(cell.ljust(w) if i != 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r[:5], widths, strict=True))) + "  " + r[5])
+    return 0
+
+
+def run_review(args: argparse.Namespace) -> int:
+    from ..review import Review, reviewer_name
+    from .console_cmd import _check_catalog
+
+    config = config_from_args(args)
+    _check_catalog(config)
+    review = Review.of_files(args.sessions, reviewer=reviewer_name(config))
+    from ..app import run_review as open_review
+
+    return open_review(config, review)
