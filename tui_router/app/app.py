@@ -67,6 +67,7 @@ from .widgets.text import PaneText
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
+    from ..review import Review
     from ..route import Decision, Router
 
 NARROW = 110  # below this many columns the Catalog pane collapses (F2 shows it)
@@ -103,6 +104,7 @@ class RouterConsole(App[int]):
         router: Router | None = None,
         clock: Callable[[], datetime] | None = None,
         session_id: str | None = None,
+        review: Review | None = None,
     ) -> None:
         super().__init__()
         self.config = config or Config()
@@ -112,6 +114,7 @@ class RouterConsole(App[int]):
             session = Session(session=SessionInfo(id=session_id or new_session_id(), created=created))
         self.session = session
         self.replay_session = replay
+        self.review = review  # `tui-router review FILES`: the review queue opens at start
         self.router: Router | None = None
         self._injected_router = router
         self._router_error = ""
@@ -177,6 +180,10 @@ class RouterConsole(App[int]):
             self.call_after_refresh(self.load_router, self.config)
         if self.replay_session is not None:
             self.open_replay(self.replay_session, quit_on_close=True)
+        if self.review is not None:
+            from .screens.review import ReviewScreen
+
+            self.push_screen(ReviewScreen(self.review, quit_on_close=True))
 
     def on_resize(self, event) -> None:
         self._apply_width(event.size.width)
@@ -481,6 +488,10 @@ class RouterConsole(App[int]):
             return
         d.outcome = message.outcome  # type: ignore[assignment]
         d.rerouted_to = message.rerouted_to
+        from ..review import label_from_outcome, reviewer_name
+
+        # an approved or re-routed confirm labels the turn (unless labelled); a decline is "not this"
+        label_from_outcome(self.session.turns[message.index], message.outcome, message.rerouted_to, reviewer_name(self.config))
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
 
     def picker_items(self) -> list[PickerItem]:
@@ -826,6 +837,31 @@ class RouterConsole(App[int]):
         self.notify(f"Thresholds: high ≥ {high:g}, medium ≥ {medium:g} for new turns.", markup=False)
         return True
 
+    # ------------------------------------------------------------------ review queue
+    def action_review_queue(self) -> None:
+        """The unlabelled turns of every session in the sessions folder (this one included)."""
+        from ..review import Review, reviewer_name
+        from .screens.review import ReviewScreen
+
+        if self.session.turns and not self.save_now():
+            return
+        folder = self.config.sessions_path
+        current = self.session.path.resolve() if self.session.path else None
+        try:
+            files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
+            sessions = [load_session(f) for f in files]
+        except UserError as exc:
+            self.notify("\n".join(exc.lines()), title="Cannot open the review queue", severity="error", timeout=10, markup=False)
+            return
+        if current is not None:
+            sessions.insert(0, self.session)  # this session's labels land in memory as well as on disk
+        self.push_screen(ReviewScreen(Review(sessions, reviewer=reviewer_name(self.config))))
+
+    def review_label_written(self, path: Path, index: int) -> None:
+        """The review queue wrote a label into a file: if it is this session's, redraw and re-save the turn."""
+        if self.session.path is not None and path.resolve() == self.session.path.resolve() and index < len(self.session.turns):
+            self._turn_changed(index)
+
     # ------------------------------------------------------------------ view actions
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -897,6 +933,7 @@ class RouterConsole(App[int]):
         yield SystemCommand("policy: set thresholds", "Change the high and medium thresholds", self.action_set_thresholds)
         yield SystemCommand("view: catalog", "Show or hide the Catalog pane (F2)", self.action_toggle_catalog)
         yield SystemCommand("view: decision log", "Move to the decision log (escape)", self.action_focus_log)
+        yield SystemCommand("view: review queue", "Label unlabelled turns of every session file, least certain first", self.action_review_queue)
         yield SystemCommand("view: help", "Keys, bands and files (F1)", self.action_help)
         yield SystemCommand("app: quit", "Quit; everything is saved (q)", self.action_quit)
         yield from super().get_system_commands(screen)

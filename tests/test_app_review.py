@@ -1,0 +1,185 @@
+"""The console's review queue (Pilot): five queued turns from two files labelled by key; confirm
+outcomes that become labels; the palette entry over the sessions folder."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from app_harness import (
+    AGENDA,
+    REMINDER,
+    confidence_of,
+    make_app,
+    make_config,
+    notifications,
+    screen_text,
+    settle,
+    submit,
+    thresholds_for,
+)
+
+from tui_router.app.screens.review import ReviewScreen
+from tui_router.review import Review
+from tui_router.session import Session, SessionInfo, Turn, TurnDecision, save_session
+
+
+def decided(message: str, probabilities: dict[str, float], label: str | None = None) -> Turn:
+    choice = max(probabilities, key=probabilities.get)
+    return Turn(
+        message=message,
+        label=label,
+        decision=TurnDecision(candidates=list(probabilities), choice=choice, probabilities=probabilities, confidence=0.5, band="medium", action="confirm", outcome="pending"),
+    )
+
+
+def write(path: Path, turns: list[Turn]) -> Path:
+    save_session(Session(session=SessionInfo(id=path.stem, catalog="tiny"), turns=turns), path)
+    return path
+
+
+def labels(path: Path) -> list[tuple[str | None, str | None, str | None]]:
+    return [(t.get("label"), t.get("label_source"), t.get("reviewer")) for t in tomllib.loads(path.read_text())["turns"]]
+
+
+def two_files(folder: Path) -> tuple[Path, Path]:
+    a = write(
+        folder / "a.toml",
+        [
+            decided("a1 show my agenda", {"list_events": 0.75, "defer_to_llm": 0.15, "search_docs": 0.10}),  # margin 0.60
+            decided("a2 remind me or text me", {"create_reminder": 0.5, "send_sms": 0.4, "defer_to_llm": 0.1}),  # 0.10
+            decided("a3 labelled already", {"search_docs": 0.5, "defer_to_llm": 0.5}, label="search_docs"),
+        ],
+    )
+    b = write(
+        folder / "b.toml",
+        [
+            Turn(message="b1 the server timed out", decision=TurnDecision(band="unresolved", error="timeout")),
+            decided("b2 how do I export", {"search_docs": 0.6, "defer_to_llm": 0.3, "list_events": 0.1}),  # 0.30
+            decided("b3 text or remind", {"send_sms": 0.45, "create_reminder": 0.4, "defer_to_llm": 0.15}),  # 0.05
+        ],
+    )
+    return a, b
+
+
+async def test_review_five_turns_from_two_files_with_1_a_s_u_x(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    a, b = two_files(tmp_path)
+    a_before = labels(a)
+    review = Review.of_files([a, b], reviewer="dana")
+    assert [(e.file.name, e.turn_number) for e in review.entries] == [("b.toml", 1), ("b.toml", 3), ("a.toml", 2), ("b.toml", 2), ("a.toml", 1)]
+    app = make_app(config, review=review)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        text = screen_text(app)
+        assert "0 reviewed · 5 remaining" in text and "b1 the server timed out" in text
+
+        await pilot.press("s")  # b1 is unresolved: skip it
+        assert (review.current.file, review.current.index) == (b, 2)
+        assert "b.toml turn 3" in screen_text(app)  # the Candidates / Distribution panes show it
+        await pilot.press("1")  # b3: its most probable option
+        assert labels(b)[2] == ("send_sms", "review", "dana")
+        assert (review.current.file, review.current.index) == (a, 1)
+        await pilot.press("a")  # a2: accept the choice
+        assert labels(a)[1] == ("create_reminder", "review", "dana")
+        await pilot.press("u")  # undo a2, in the other file than the label before it
+        assert labels(a) == a_before
+        assert (review.current.file, review.current.index) == (a, 1)
+        await pilot.press("p")  # back to b3
+        await pilot.press("x")  # clear its label
+        assert labels(b)[2] == (None, None, None)
+        await pilot.press("n", "n")  # b2
+        await pilot.press("2")  # the second most probable option: the none option
+        await pilot.press("a")  # a1
+        await pilot.pause()
+        assert "2 reviewed · 3 remaining" in screen_text(app)
+        await pilot.press("u", "u", "u")  # a1, b2, then the clear of b3: its label is back
+        assert labels(b) == [(None, None, None), (None, None, None), ("send_sms", "review", "dana")]
+        await pilot.press("a")  # b3 again: accept
+        await pilot.press("q")
+    assert labels(a) == a_before  # a3's own label untouched, a1 and a2 unlabelled after the undos
+    assert labels(b) == [(None, None, None), (None, None, None), ("send_sms", "review", "dana")]
+
+
+async def test_review_keys_on_turns_without_options_notify_and_change_nothing(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    a, b = two_files(tmp_path)
+    before = (a.read_text(), b.read_text())
+    app = make_app(config, review=Review.of_files([a, b], reviewer="dana"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("1", "a", "x", "u")  # b1 is unresolved: no options, no choice, no label, no history
+        await pilot.pause()
+        said = notifications(app)
+        assert "This turn has no option 1." in said
+        assert "This turn has no usable choice to accept: press a number or l." in said
+        assert "This turn has no label." in said and "Nothing to undo." in said
+        await pilot.press("q")
+    assert (a.read_text(), b.read_text()) == before
+
+
+async def test_a_file_changed_under_the_review_is_a_notification_not_a_lost_turn(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    a, b = two_files(tmp_path)
+    app = make_app(config, review=Review.of_files([a, b], reviewer="dana"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("s")  # b3
+        b.write_text(b.read_text().replace("b3 text or remind", "b3 edited by someone"))
+        changed = b.read_text()
+        await pilot.press("1")
+        await pilot.pause()
+        assert any("no longer the queued message" in n for n in notifications(app))
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("q")
+    assert b.read_text() == changed
+
+
+async def test_approved_and_rerouted_confirms_become_labels_a_decline_is_not_this(tmp_path: Path) -> None:
+    config = make_config(tmp_path, reviewer="sam")
+    _, conf = confidence_of(config, REMINDER)
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(*thresholds_for("medium", conf))
+        await submit(app, pilot, REMINDER)
+        await pilot.press("y")
+        await settle(app, pilot)
+        await submit(app, pilot, REMINDER)
+        await pilot.press("n")
+        await settle(app, pilot)
+        saved = tomllib.loads(app.session.path.read_text())["turns"]
+        assert (saved[0]["label"], saved[0]["label_source"], saved[0]["reviewer"]) == ("create_reminder", "confirm", "sam")
+        assert "label" not in saved[1] and saved[1]["not_this"] == ["create_reminder"]
+
+
+async def test_palette_review_queue_covers_the_sessions_folder_and_this_session(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    folder = tmp_path / "sessions"
+    _, b = two_files(folder)
+    (folder / "a.toml").unlink()
+    _, conf = confidence_of(config, AGENDA)
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(*thresholds_for("low", conf))
+        await submit(app, pilot, AGENDA)
+        assert "view: review queue" in [c.title for c in app.get_system_commands(app.screen)]
+        app.action_review_queue()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        files = {e.file.name for e in screen.review.entries}
+        assert files == {"b.toml", "test-session.toml"}
+        while screen.review.current.file.name != "test-session.toml":
+            await pilot.press("n")
+        await pilot.press("1")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        top = screen.review.entries[[e.file.name for e in screen.review.entries].index("test-session.toml")].ranked[0]
+        assert app.session.turns[0].label == top  # the console's own copy has it, so its next save keeps it
+        await submit(app, pilot, AGENDA)
+    saved = tomllib.loads((folder / "test-session.toml").read_text())["turns"]
+    assert saved[0]["label"] == top and saved[0]["label_source"] == "review" and len(saved) == 2
