@@ -170,3 +170,21 @@ def test_queue_never_imports_textual(folder):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("ok 0")
+
+
+def test_eval_counts_a_declined_option_chosen_again(tmp_path, capsys):
+    from tui_router.cli import main as cli
+
+    data = tomllib.loads(BENCH.read_text())
+    assert cli(["route", "--backend", "bm25", "--json", data["turns"][0]["message"]]) == 0
+    first_choice = json.loads(capsys.readouterr().out)["choice"]
+    data["turns"][0]["not_this"] = [first_choice]  # labelled, and the declined option is chosen again
+    data["turns"].append({"message": data["turns"][0]["message"], "not_this": [first_choice]})  # unlabelled: counted too
+    data["turns"].append({"message": data["turns"][1]["message"], "not_this": ["defer_to_llm_never_chosen"]})
+    path = tmp_path / "declined.toml"
+    path.write_text(tomli_w.dumps(data))
+    assert cli(["eval", str(path), "--backend", "bm25", "--json", "--gate", "not_this_repeats<=0"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 30 and out["not_this"] == {"turns": 3, "repeats": 2}
+    assert cli(["eval", str(path), "--backend", "bm25", "--errors", "0"]) == 0
+    assert "not this: 2 of 3 turns with declined options routed again to one of them" in capsys.readouterr().out

@@ -624,6 +624,8 @@ class EvalReport(BaseModel):
     per_tag: dict[str, GroupMetrics]
     per_category: dict[str, GroupMetrics]
     turns: list[TurnResult]
+    # turns with declined options ("not this", labelled or not) routed again to one of them
+    not_this: Ratio = Ratio()
 
     # flat numbers a --gate may test
     def gate_metrics(self) -> dict[str, float | None]:
@@ -649,6 +651,7 @@ class EvalReport(BaseModel):
             "brier": self.brier,
             "latency_p50": self.latency_ms.get("p50"),
             "latency_p95": self.latency_ms.get("p95"),
+            "not_this_repeats": float(self.not_this.hits),
         }
         for k, ratio in self.recall_at_k.items():
             metrics[f"recall@{k}"] = ratio.value
@@ -683,6 +686,7 @@ class EvalReport(BaseModel):
             "fallback_rate": _round(o.fallback_rate.value),
             "unresolved": o.unresolved,
             "stages": o.stages,
+            "not_this": {"turns": self.not_this.total, "repeats": self.not_this.hits},
             "ece": _round(self.ece),
             "brier": _round(self.brier),
             "reliability": [
@@ -848,19 +852,33 @@ def evaluate_router(
     concurrency: int = 1,
     files: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    declined: Sequence[LabelledCase] = (),
 ) -> EvalReport:
-    """Route every labelled case afresh and measure. The local backend learns leave-one-out unless learn=False."""
+    """Route every labelled case afresh and measure. The local backend learns leave-one-out unless learn=False.
+
+    `declined`: unlabelled turns with "not this" options, routed too; choosing a declined option
+    again is a decision error, counted in `not_this` (a labelled turn doing so is already wrong)."""
     taught = teach_local_backend(router, cases) if learn else False
     mode = learning_mode(router, learn, taught, len(cases))
-    decisions = route_all(router, [c.turn.message for c in cases], concurrency)
+    routed = route_all(router, [c.turn.message for c in [*cases, *declined]], concurrency)
+    decisions, again = routed[: len(cases)], routed[len(cases) :]
+    repeats = [d.choice in c.turn.not_this for c, d in zip(cases, decisions, strict=True) if c.turn.not_this]
+    repeats += [d.choice in c.turn.not_this for c, d in zip(declined, again, strict=True)]
     always = always_offered_ids(router.catalog, router.config)
     results = [
         score_turn(c.turn, d, router.catalog, always_offered=always, source=c.source, index=c.index)
         for c, d in zip(cases, decisions, strict=True)
     ]
-    return build_report(
+    report = build_report(
         results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
     )
+    report.not_this = Ratio.of(repeats)
+    return report
+
+
+def declined_turns(sessions: Sequence[Session]) -> list[LabelledCase]:
+    """Unlabelled turns a person declined an option for ("not this")."""
+    return [LabelledCase(source=str(s.path), index=i, turn=t) for s in sessions for i, t in enumerate(s.turns) if t.not_this and not t.label]
 
 
 def run_eval(
@@ -887,7 +905,7 @@ def run_eval(
         )
     router = build_router(config, catalog, backend)
     return evaluate_router(
-        router, cases, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions]
+        router, cases, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
     )
 
 
@@ -993,12 +1011,13 @@ EVAL_GATE_METRICS = tuple(
         "brier",
         "latency_p50",
         "latency_p95",
+        "not_this_repeats",
         *(f"recall@{k}" for k in RECALL_KS),
         *(f"{s}_errors" for s in STAGES),
     ]
 )
 COUNT_METRICS = frozenset(
-    {"n", "tool_cases", "none_cases", "unresolved", "turns", "changed", "flips", "band_changes", "fixed", "broken"}
+    {"n", "tool_cases", "none_cases", "unresolved", "turns", "changed", "flips", "band_changes", "fixed", "broken", "not_this_repeats"}
     | {f"{s}_errors" for s in STAGES}
 )
 REPLAY_GATE_METRICS = ("turns", "changed", "flips", "band_changes", "fixed", "broken", "mean_tv", "max_tv", "changed_rate", "flip_rate")

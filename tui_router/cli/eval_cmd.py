@@ -171,6 +171,11 @@ def _header(report, compared: bool) -> str:
         f"catalog '{report.catalog}' ({report.options} options); backend {report.backend} ({report.model})"
         + (" and a comparison backend" if compared else "")
         + f"; learning: {report.learning}"
+        + (
+            f"\nnot this: {report.not_this.hits} of {report.not_this.total} turns with declined options routed again to one of them (decision errors)"
+            if report.not_this.total
+            else ""
+        )
     )
 
 
