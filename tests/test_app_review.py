@@ -183,3 +183,33 @@ async def test_palette_review_queue_covers_the_sessions_folder_and_this_session(
         await submit(app, pilot, AGENDA)
     saved = tomllib.loads((folder / "test-session.toml").read_text())["turns"]
     assert saved[0]["label"] == top and saved[0]["label_source"] == "review" and len(saved) == 2
+
+
+async def test_what_if_dialog_lists_the_turns_that_would_move_and_writes_nothing(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    turns = [decided("a1 show my agenda", {"list_events": 0.9, "defer_to_llm": 0.1}, label="list_events") for _ in range(2)]
+    turns[0].decision.confidence, turns[0].decision.band, turns[0].decision.action = 0.9, "high", "execute"
+    turns[1].decision.confidence, turns[1].decision.band, turns[1].decision.action = 0.78, "high", "execute"
+    for t in turns:
+        t.decision.reported_confidence = t.decision.confidence
+    path = write(tmp_path / "s.toml", turns)
+    before = path.read_text()
+    from tui_router.session import load_session
+
+    reported = config.model_copy(update={"policy": config.policy.model_copy(update={"confidence": "reported"})})
+    app = make_app(reported, session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert "policy: what if" in [c.title for c in app.get_system_commands(app.screen)]
+        assert not app.show_what_if("0.3 0.5")
+        await pilot.pause()
+        assert "Medium (0.5) must not be above high (0.3)." in notifications(app)
+        assert app.show_what_if("0.8 0.5")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "what-if: 1 of 2 routed turns would change band or action" in text
+        assert "s.toml:2  high/execute -> medium/confirm" in text
+        assert "high       2/2 (100%) -> 1/1 (100%)" in text
+        await pilot.press("escape")
+        await pilot.press("q")
+    assert path.read_text() == before

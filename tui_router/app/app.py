@@ -857,6 +857,41 @@ class RouterConsole(App[int]):
             sessions.insert(0, self.session)  # this session's labels land in memory as well as on disk
         self.push_screen(ReviewScreen(Review(sessions, reviewer=reviewer_name(self.config))))
 
+    def action_what_if(self) -> None:
+        policy = self.config.policy
+
+        def chosen(value: str | None) -> None:
+            if value:
+                self.show_what_if(value)
+
+        self.push_screen(
+            PromptModal(
+                "What if the thresholds were (high medium)",
+                value=f"{policy.high:g} {policy.medium:g}",
+                hint="Shows the turns of this session whose band or action would change; writes nothing.",
+            ),
+            chosen,
+        )
+
+    def show_what_if(self, value: str) -> bool:
+        """The recorded turns re-banded under other thresholds, in a dialog; nothing changes."""
+        from ..review import parse_what_if, what_if
+        from .screens.review import WhatIfScreen
+
+        parts = value.replace(",", " ").split()
+        try:
+            if len(parts) != 2:
+                raise UserError("give two numbers, high first, e.g. 0.8 0.5")
+            after = parse_what_if(f"high={parts[0]},medium={parts[1]}", self.config.policy)
+        except UserError as exc:
+            reason = str(exc).removeprefix("--what-if: ")
+            self.notify(f"{reason[:1].upper()}{reason[1:]}.", severity="error", markup=False)
+            return False
+        report = what_if([self.session], self.config.policy, after, self.router.catalog if self.router else None)
+        title = f"What if: high ≥ {after.high:g}, medium ≥ {after.medium:g} (now {self.config.policy.high:g} / {self.config.policy.medium:g})"
+        self.push_screen(WhatIfScreen(title, report.lines()))
+        return True
+
     def review_label_written(self, path: Path, index: int) -> None:
         """The review queue wrote a label into a file: if it is this session's, redraw and re-save the turn."""
         if self.session.path is not None and path.resolve() == self.session.path.resolve() and index < len(self.session.turns):
@@ -931,6 +966,7 @@ class RouterConsole(App[int]):
         for name in BACKENDS:
             yield SystemCommand(f"backend: use {name}", f"Route new turns with the {name} backend", lambda name=name: self.use_backend(name))
         yield SystemCommand("policy: set thresholds", "Change the high and medium thresholds", self.action_set_thresholds)
+        yield SystemCommand("policy: what if", "Which turns of this session would change under other thresholds (writes nothing)", self.action_what_if)
         yield SystemCommand("view: catalog", "Show or hide the Catalog pane (F2)", self.action_toggle_catalog)
         yield SystemCommand("view: decision log", "Move to the decision log (escape)", self.action_focus_log)
         yield SystemCommand("view: review queue", "Label unlabelled turns of every session file, least certain first", self.action_review_queue)

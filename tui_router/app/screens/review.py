@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 
 from ...errors import UserError
@@ -272,3 +272,29 @@ class ReviewScreen(Screen[None]):
             self.app.exit(0)
         else:
             self.dismiss(None)
+
+
+class WhatIfScreen(ModalScreen[None]):
+    """What would change under other thresholds (tui_router.review.what_if); nothing is written."""
+
+    DEFAULT_CSS = """
+    WhatIfScreen { align: center middle; }
+    #whatif-dialog { width: 110; max-width: 100%; height: 80%; border: thick $primary; border-title-color: $text-accent; padding: 0 1; background: $surface; }
+    #whatif-scroll { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape,q,enter", "close", "Close", id="whatif.close", tooltip="Close")]
+
+    def __init__(self, title: str, lines: list[str]) -> None:
+        super().__init__(id="whatif-modal")
+        self.title_text = title
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="whatif-dialog") as dialog:
+            dialog.border_title = self.title_text
+            with VerticalScroll(id="whatif-scroll"):
+                # messages come from session files: untrusted, shown as plain text
+                yield Static(Content(visible("\n".join(self.lines))), id="whatif-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
