@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Footer, Static
 from ...errors import UserError
 from ...review import LabelEdit, Review
 from ...textsafe import visible
-from ..format import display_path, shorten
+from ..format import shorten
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
@@ -138,15 +138,15 @@ class ReviewScreen(Screen[None]):
         r = self.review
         files = len(r.sessions)
         entry = r.current
-        where = f"{display_path(entry.file)} turn {entry.turn_number}" if entry else "empty"
+        where = f"{entry.file.name} turn {entry.turn_number}" if entry else "empty"
+        who = f" · reviewer {r.reviewer}" if r.reviewer else ""
         self.query_one("#review-status", Static).update(
             Content.assemble(
                 ("review ", "bold $accent"),
                 (f"{r.reviewed} reviewed · {r.remaining} remaining", "bold"),
                 (f" of {len(r.entries)} queued in {files} file{'' if files == 1 else 's'}", "$text-muted"),
                 (" │ ", "$text-muted"),
-                visible(where, single_line=True),
-                (" │ 1-9 a l x s u n p", "$text-muted"),
+                visible(where + who, single_line=True),
             )
         )
 
