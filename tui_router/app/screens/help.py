@@ -57,6 +57,15 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("escape / q", "leave the replay"),
         ],
     ),
+    (
+        "Review queue (palette: view: review queue)",
+        [
+            ("1-9", "label with the n-th most probable option"),
+            ("a / l / x", "accept the choice / pick any option / clear"),
+            ("s", "skip; n / p next / previous"),
+            ("u", "undo the last label (several levels, across files)"),
+        ],
+    ),
 ]
 
 BANDS = (
