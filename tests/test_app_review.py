@@ -38,6 +38,12 @@ def write(path: Path, turns: list[Turn]) -> Path:
     return path
 
 
+async def keys(app, pilot, *names: str) -> None:
+    """Press keys and wait: each review key is a step a worker runs in order (file writes off the UI thread)."""
+    await pilot.press(*names)
+    await settle(app, pilot)
+
+
 def labels(path: Path) -> list[tuple[str | None, str | None, str | None]]:
     return [(t.get("label"), t.get("label_source"), t.get("reviewer")) for t in tomllib.loads(path.read_text())["turns"]]
 
@@ -75,29 +81,29 @@ async def test_review_five_turns_from_two_files_with_1_a_s_u_x(tmp_path: Path) -
         text = screen_text(app)
         assert "0 reviewed · 5 remaining" in text and "b1 the server timed out" in text
 
-        await pilot.press("s")  # b1 is unresolved: skip it
+        await keys(app, pilot, "s")  # b1 is unresolved: skip it
         assert (review.current.file, review.current.index) == (b, 2)
         assert "b.toml turn 3" in screen_text(app)  # the Candidates / Distribution panes show it
-        await pilot.press("1")  # b3: its most probable option
+        await keys(app, pilot, "1")  # b3: its most probable option
         assert labels(b)[2] == ("send_sms", "review", "dana")
         assert (review.current.file, review.current.index) == (a, 1)
-        await pilot.press("a")  # a2: accept the choice
+        await keys(app, pilot, "a")  # a2: accept the choice
         assert labels(a)[1] == ("create_reminder", "review", "dana")
-        await pilot.press("u")  # undo a2, in the other file than the label before it
+        await keys(app, pilot, "u")  # undo a2, in the other file than the label before it
         assert labels(a) == a_before
         assert (review.current.file, review.current.index) == (a, 1)
-        await pilot.press("p")  # back to b3
-        await pilot.press("x")  # clear its label
+        await keys(app, pilot, "p")  # back to b3
+        await keys(app, pilot, "x")  # clear its label
         assert labels(b)[2] == (None, None, None)
-        await pilot.press("n", "n")  # b2
-        await pilot.press("2")  # the second most probable option: the none option
-        await pilot.press("a")  # a1
+        await keys(app, pilot, "n", "n")  # b2
+        await keys(app, pilot, "2")  # the second most probable option: the none option
+        await keys(app, pilot, "a")  # a1
         await pilot.pause()
         assert "2 reviewed · 3 remaining" in screen_text(app)
-        await pilot.press("u", "u", "u")  # a1, b2, then the clear of b3: its label is back
+        await keys(app, pilot, "u", "u", "u")  # a1, b2, then the clear of b3: its label is back
         assert labels(b) == [(None, None, None), (None, None, None), ("send_sms", "review", "dana")]
-        await pilot.press("a")  # b3 again: accept
-        await pilot.press("q")
+        await keys(app, pilot, "a")  # b3 again: accept
+        await keys(app, pilot, "q")
     assert labels(a) == a_before  # a3's own label untouched, a1 and a2 unlabelled after the undos
     assert labels(b) == [(None, None, None), (None, None, None), ("send_sms", "review", "dana")]
 
@@ -109,13 +115,13 @@ async def test_review_keys_on_turns_without_options_notify_and_change_nothing(tm
     app = make_app(config, review=Review.of_files([a, b], reviewer="dana"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("1", "a", "x", "u")  # b1 is unresolved: no options, no choice, no label, no history
+        await keys(app, pilot, "1", "a", "x", "u")  # b1 is unresolved: no options, no choice, no label, no history
         await pilot.pause()
         said = notifications(app)
         assert "This turn has no option 1." in said
         assert "This turn has no usable choice to accept: press a number or l." in said
         assert "This turn has no label." in said and "Nothing to undo." in said
-        await pilot.press("q")
+        await keys(app, pilot, "q")
     assert (a.read_text(), b.read_text()) == before
 
 
@@ -125,14 +131,14 @@ async def test_a_file_changed_under_the_review_is_a_notification_not_a_lost_turn
     app = make_app(config, review=Review.of_files([a, b], reviewer="dana"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("s")  # b3
+        await keys(app, pilot, "s")  # b3
         b.write_text(b.read_text().replace("b3 text or remind", "b3 edited by someone"))
         changed = b.read_text()
-        await pilot.press("1")
+        await keys(app, pilot, "1")
         await pilot.pause()
         assert any("no longer the queued message" in n for n in notifications(app))
         assert isinstance(app.screen, ReviewScreen)
-        await pilot.press("q")
+        await keys(app, pilot, "q")
     assert b.read_text() == changed
 
 
@@ -144,10 +150,10 @@ async def test_approved_and_rerouted_confirms_become_labels_a_decline_is_not_thi
         await settle(app, pilot)
         app.set_thresholds(*thresholds_for("medium", conf))
         await submit(app, pilot, REMINDER)
-        await pilot.press("y")
+        await keys(app, pilot, "y")
         await settle(app, pilot)
         await submit(app, pilot, REMINDER)
-        await pilot.press("n")
+        await keys(app, pilot, "n")
         await settle(app, pilot)
         saved = tomllib.loads(app.session.path.read_text())["turns"]
         assert (saved[0]["label"], saved[0]["label_source"], saved[0]["reviewer"]) == ("create_reminder", "confirm", "sam")
@@ -173,10 +179,10 @@ async def test_palette_review_queue_covers_the_sessions_folder_and_this_session(
         files = {e.file.name for e in screen.review.entries}
         assert files == {"b.toml", "test-session.toml"}
         while screen.review.current.file.name != "test-session.toml":
-            await pilot.press("n")
-        await pilot.press("1")
+            await keys(app, pilot, "n")
+        await keys(app, pilot, "1")
         await settle(app, pilot)
-        await pilot.press("escape")
+        await keys(app, pilot, "escape")
         await settle(app, pilot)
         top = screen.review.entries[[e.file.name for e in screen.review.entries].index("test-session.toml")].ranked[0]
         assert app.session.turns[0].label == top  # the console's own copy has it, so its next save keeps it
@@ -210,6 +216,22 @@ async def test_what_if_dialog_lists_the_turns_that_would_move_and_writes_nothing
         assert "what-if: 1 of 2 routed turns would change band or action" in text
         assert "s.toml:2  high/execute -> medium/confirm" in text
         assert "high       2/2 (100%) -> 1/1 (100%)" in text
-        await pilot.press("escape")
-        await pilot.press("q")
+        await keys(app, pilot, "escape")
+        await keys(app, pilot, "q")
     assert path.read_text() == before
+
+
+async def test_keys_pressed_faster_than_the_files_are_written_apply_in_order(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    a, b = two_files(tmp_path)
+    a_before = labels(a)
+    app = make_app(config, review=Review.of_files([a, b], reviewer="dana"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        # skip b1; b3 option 1; a2 accept; undo a2; next to b2; b2 option 1 — in one burst
+        await pilot.press("s", "1", "a", "u", "n", "1")
+        await settle(app, pilot)
+        assert "2 reviewed · 3 remaining" in screen_text(app)
+        await pilot.press("q")
+    assert labels(a) == a_before
+    assert labels(b) == [(None, None, None), ("search_docs", "review", "dana"), ("send_sms", "review", "dana")]

@@ -6,12 +6,19 @@ draws them and maps keys to it. Each label is written to its own file as it is g
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -22,6 +29,24 @@ from ..format import shorten
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
+
+
+@dataclass
+class Step:
+    """What one key did: the label change (if any) and a note for the operator."""
+
+    edit: LabelEdit | None = None
+    note: str = ""
+    severity: Literal["information", "warning", "error"] = "information"
+    title: str = ""
+
+
+class ReviewStepDone(Message):
+    """A review key's step finished (its file written, if it changed a label)."""
+
+    def __init__(self, step: Step) -> None:
+        super().__init__()
+        self.step = step
 
 
 class QueueTable(DataTable):
@@ -105,6 +130,9 @@ class ReviewScreen(Screen[None]):
         self.review = review
         self.quit_on_close = quit_on_close
         self.touched: set[tuple[str, int]] = set()  # (file, index) the review wrote
+        self._pending: deque[Callable[[], Step]] = deque()
+        self._draining = False
+        self._moved_here: set[int] = set()  # rows the screen moved the cursor to (not the operator)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="review-status")
@@ -161,6 +189,7 @@ class ReviewScreen(Screen[None]):
             distribution.show(None)
             return
         if self.table.cursor_row != self.review.position:
+            self._moved_here.add(self.review.position)
             self.table.move_cursor(row=self.review.position, animate=False)
         view = TurnView.of(
             self.review.turn(),
@@ -176,48 +205,80 @@ class ReviewScreen(Screen[None]):
 
     @on(DataTable.RowHighlighted, "#review-queue")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.cursor_row != self.review.position and 0 <= event.cursor_row < len(self.review.entries):
-            self.review.position = event.cursor_row
-            self.show_current()
+        row = event.cursor_row
+        if row in self._moved_here:  # the screen moved the cursor to follow the queue
+            self._moved_here.discard(row)
+            return
+        if 0 <= row < len(self.review.entries):  # the operator moved it (arrows, mouse): a step too
+
+            def go() -> None:
+                self.review.position = row
+
+            self._move(go)
 
     def on_router_changed(self) -> None:
         self.show_current()
 
     # -- changing
-    def _apply(self, change) -> LabelEdit | None:
-        """Run one label change; a file that cannot be written is a notification, nothing lost."""
+    # Every key is one step on a queue drained in order by one worker: a label is a file read and
+    # an atomic write (with fsync), so it runs off the UI thread, and a key pressed meanwhile (u
+    # right after 1) still applies to the state the previous key left.
+    def _step(self, op: Callable[[], Step]) -> None:
+        self._pending.append(op)
+        if not self._draining:
+            self._draining = True
+            self._drain()
+
+    @work(group="review", exit_on_error=False)
+    async def _drain(self) -> None:
         try:
-            edit = change()
-        except UserError as exc:
-            self.notify("\n".join(exc.lines()), title="Label not saved", severity="error", timeout=10, markup=False)
-            return None
-        if edit is not None:
-            self.touched.add((str(edit.file), edit.index))
-            self.table.redraw_row(edit.position)
+            while self._pending:
+                op = self._pending.popleft()
+                try:
+                    step = await asyncio.to_thread(op)
+                except UserError as exc:  # the file cannot be read or written, or its turn moved
+                    step = Step(note="\n".join(exc.lines()), severity="error", title="Label not saved")
+                self.post_message(ReviewStepDone(step))
+        finally:
+            self._draining = False
+
+    def on_review_step_done(self, message: ReviewStepDone) -> None:
+        step = message.step
+        if step.edit is not None:
+            self.touched.add((str(step.edit.file), step.edit.index))
+            self.table.redraw_row(step.edit.position)
             hook = getattr(self.app, "review_label_written", None)
             if hook is not None:
-                hook(edit.file, edit.index)
-        return edit
-
-    def _labelled(self, edit: LabelEdit | None) -> None:
-        if edit is not None:
-            self.review.next_unlabelled()
+                hook(step.edit.file, step.edit.index)
+        if step.note:
+            self.notify(step.note, title=step.title, severity=step.severity, timeout=10 if step.severity == "error" else 5, markup=False)
         self.show_current()
 
+    def _label_and_go_on(self, option: str) -> Step:
+        edit = self.review.set_label(option)
+        self.review.next_unlabelled()
+        return Step(edit)
+
     def action_label_nth(self, n: int) -> None:
-        option = self.review.option(n)
-        if option is None:
-            self.notify(f"This turn has no option {n}.", severity="warning", markup=False)
-            return
-        self._labelled(self._apply(lambda: self.review.set_label(option)))
+        def op() -> Step:
+            option = self.review.option(n)
+            if option is None:
+                return Step(note=f"This turn has no option {n}.", severity="warning")
+            return self._label_and_go_on(option)
+
+        self._step(op)
 
     def action_accept(self) -> None:
-        if self.review.current is None:
-            return
-        edit = self._apply(self.review.accept)
-        if edit is None and self.review.turn().label is None:
-            self.notify("This turn has no usable choice to accept: press a number or l.", severity="warning", markup=False)
-        self._labelled(edit)
+        def op() -> Step:
+            if self.review.current is None:
+                return Step()
+            edit = self.review.accept()
+            if edit is None:
+                return Step(note="This turn has no usable choice to accept: press a number or l.", severity="warning")
+            self.review.next_unlabelled()
+            return Step(edit)
+
+        self._step(op)
 
     def action_pick(self) -> None:
         if self.review.current is None:
@@ -229,43 +290,54 @@ class ReviewScreen(Screen[None]):
         from .picker import OptionPicker
 
         entry = self.review.current
-        turn = self.review.turn()
+        position = self.review.position
 
         def picked(option: str | None) -> None:
             if option is not None:
-                self._labelled(self._apply(lambda: self.review.set_label(option)))
+                def op() -> Step:
+                    self.review.position = position  # the turn the picker was opened for
+                    return self._label_and_go_on(option)
 
-        self.app.push_screen(OptionPicker(f"Label {entry.file.name} turn {entry.turn_number}", items, preselect=turn.label or entry.choice), picked)
+                self._step(op)
+
+        preselect = self.review.turn().label or entry.choice
+        self.app.push_screen(OptionPicker(f"Label {entry.file.name} turn {entry.turn_number}", items, preselect=preselect), picked)
 
     def action_clear(self) -> None:
-        if self.review.current is None:
-            return
-        if not self.review.turn().label:
-            self.notify("This turn has no label.", markup=False)
-            return
-        self._apply(lambda: self.review.set_label(None))
-        self.show_current()
+        def op() -> Step:
+            if self.review.current is None:
+                return Step()
+            if not self.review.turn().label:
+                return Step(note="This turn has no label.")
+            return Step(self.review.set_label(None))
+
+        self._step(op)
+
+    def _move(self, how: Callable[[], None]) -> None:
+        def op() -> Step:
+            how()
+            return Step()
+
+        self._step(op)
 
     def action_skip(self) -> None:
-        self.review.next()
-        self.show_current()
+        self._move(self.review.next)
 
     def action_next(self) -> None:
-        self.review.next()
-        self.show_current()
+        self._move(self.review.next)
 
     def action_previous(self) -> None:
-        self.review.previous()
-        self.show_current()
+        self._move(self.review.previous)
 
     def action_undo(self) -> None:
-        if not self.review.history:
-            self.notify("Nothing to undo.", markup=False)
-            return
-        edit = self._apply(self.review.undo)
-        if edit is not None:
-            self.notify(f"Undone: {edit.file.name} turn {edit.index + 1}.", markup=False)
-        self.show_current()
+        def op() -> Step:
+            if not self.review.history:
+                return Step(note="Nothing to undo.")
+            edit = self.review.undo()
+            assert edit is not None
+            return Step(edit, note=f"Undone: {edit.file.name} turn {edit.index + 1}.")
+
+        self._step(op)
 
     def action_close(self) -> None:
         if self.quit_on_close:
