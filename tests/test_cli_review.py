@@ -188,3 +188,11 @@ def test_eval_counts_a_declined_option_chosen_again(tmp_path, capsys):
     assert out["n"] == 30 and out["not_this"] == {"turns": 3, "repeats": 2}
     assert cli(["eval", str(path), "--backend", "bm25", "--errors", "0"]) == 0
     assert "not this: 2 of 3 turns with declined options routed again to one of them" in capsys.readouterr().out
+
+
+def test_review_command_needs_files_and_a_terminal(tmp_path, folder):
+    missing = run_cli("review", str(tmp_path / "nope.toml"), cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.strip() == f"tui-router: {tmp_path / 'nope.toml'}: no such session file or folder"
+    no_tty = run_cli("review", str(folder), cwd=tmp_path)  # captured output: not a terminal
+    assert no_tty.returncode == 2 and "the console needs an interactive terminal" in no_tty.stderr
+    assert "Traceback" not in no_tty.stderr
