@@ -235,3 +235,18 @@ async def test_keys_pressed_faster_than_the_files_are_written_apply_in_order(tmp
         await pilot.press("q")
     assert labels(a) == a_before
     assert labels(b) == [(None, None, None), ("search_docs", "review", "dana"), ("send_sms", "review", "dana")]
+
+
+async def test_console_labels_record_hand_and_the_reviewer(tmp_path: Path) -> None:
+    config = make_config(tmp_path, reviewer="sam")
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        app.action_focus_log()
+        await keys(app, pilot, "a")
+        saved = tomllib.loads(app.session.path.read_text())["turns"][0]
+        assert (saved["label"], saved["label_source"], saved["reviewer"]) == (app.session.turns[0].decision.choice, "hand", "sam")
+        await keys(app, pilot, "x")
+        saved = tomllib.loads(app.session.path.read_text())["turns"][0]
+        assert not {"label", "label_source", "reviewer"} & set(saved)

@@ -550,8 +550,12 @@ class RouterConsole(App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
+        from ..review import reviewer_name
+
         turn = self.session.turns[message.index]
         turn.label = message.label
+        # a label given with a, l or x is "hand"; it records who gave it (config reviewer, else $USER)
+        turn.label_source, turn.reviewer = ("hand", reviewer_name(self.config)) if message.label else (None, None)
         self._turn_changed(message.index)  # the row shows the label: no notification needed
 
     # ------------------------------------------------------------------ fallback
