@@ -55,6 +55,11 @@ def test_queue_json_lists_turns_least_certain_first(folder, capsys):
     assert data["queue"][1]["choice"] == "send_email" and data["queue"][0]["margin"] is None
 
 
+def test_a_file_named_twice_is_queued_once(folder, capsys):
+    assert main(["queue", str(folder), str(folder / "one.toml"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 3
+
+
 def test_queue_table_with_limit(folder, capsys):
     assert main(["queue", str(folder), "--limit", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -86,7 +86,7 @@ def build_queue(sessions: Iterable[Session], limit: int | None = None) -> list[Q
 
 
 def load_sessions(paths: Sequence[str | Path]) -> list[Session]:
-    files = iter_session_files(list(paths))
+    files = list({f.resolve(): f for f in iter_session_files(list(paths))}.values())  # a file named twice counts once
     if not files:
         raise SessionError(f"no session files in {', '.join(str(p) for p in paths)}")
     return [load_session(f) for f in files]
