@@ -335,3 +335,44 @@ def test_eval_argument_metrics_known_answers() -> None:
     passed = [r.passed for r in check_gate(conditions, metrics)]
     assert passed == [True, False]
     json.dumps(out)  # the --json contract stays serialisable
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI: route --args (real subprocesses)
+# ---------------------------------------------------------------------------------------------
+
+
+def _route(tmp_path: Path, *args: str) -> dict:
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "TUI_ROUTER_CONFIG"} | {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run(
+        [sys.executable, "-m", "tui_router", "route", "--backend", "local", "--json", *args],
+        capture_output=True, text=True, cwd=tmp_path, env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_route_args_valid_and_demoted(tmp_path: Path) -> None:
+    valid = _route(tmp_path, "--args", "lint utils.js please")
+    assert (valid["choice"], valid["band"], valid["action"]) == ("lint_code", "high", "execute")
+    assert valid["arguments"]["values"] == {"path": "utils.js"} and valid["arguments"]["valid"] is True
+    assert valid["demoted"] is False
+    demoted = _route(tmp_path, "--args", "run the unit tests on main")
+    assert (demoted["choice"], demoted["band"], demoted["action"], demoted["demoted"]) == ("run_tests", "high", "confirm", True)
+    assert demoted["arguments"]["errors"] == [{"path": "/target", "reason": "required argument is missing"}]
+    plain = _route(tmp_path, "run the unit tests on main")
+    assert "arguments" not in plain and plain["action"] == "execute"
+    none = _route(tmp_path, "--args", "write me a haiku about rain")
+    assert none["choice"] == "defer_to_llm" and none["arguments"] is None
+
+
+def test_route_args_with_a_command(tmp_path: Path) -> None:
+    config = tmp_path / "tui-router.toml"
+    command = [sys.executable, str(COMMANDS / "args_maker.py"), "fail"]
+    config.write_text(f"[arguments]\ncommand = {json.dumps(command)}\n", encoding="utf-8")
+    out = _route(tmp_path, "--args", "lint utils.js please")
+    assert out["arguments"]["source"] == "command"
+    assert out["arguments"]["error"] == "arguments command exited with code 4: cannot build arguments: model offline"
+    assert out["action"] == "confirm" and out["demoted"] is True
