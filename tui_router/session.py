@@ -71,7 +71,7 @@ class ArgumentsRecord(_Record):
     values: dict[str, Any] = {}
     valid: bool = False
     errors: list[str] = []  # "path: reason", one per validation problem
-    source: Literal["command", "extractor", "operator"] = "extractor"
+    source: Literal["command", "extractor"] = "extractor"
     error: str = ""  # why the command gave no arguments
     duration_ms: float | None = None
     demoted: bool = False  # an execute became a confirm because of them
@@ -218,9 +218,9 @@ def session_to_dict(session: Session) -> dict[str, Any]:
         if turn.fallback is not None:
             data["fallback"] = turn.fallback.model_dump(mode="json", exclude_defaults=True)
         if turn.arguments is not None:
-            # valid = false is information here, so keep it (exclude_defaults would drop it)
+            # valid = false and the source are information here, so keep them (exclude_defaults drops them)
             record = turn.arguments.model_dump(mode="json", exclude_defaults=True)
-            data["arguments"] = {"valid": turn.arguments.valid, **record}
+            data["arguments"] = {"valid": turn.arguments.valid, "source": turn.arguments.source, **record}
         turns.append({"message": data.pop("message"), **data})
     head = session.session.model_dump(mode="json", exclude_none=True)
     return _compact({"session": head, "turns": turns})
