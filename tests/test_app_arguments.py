@@ -155,3 +155,23 @@ async def test_no_tool_choice_says_so(tmp_path: Path) -> None:
         await settle(app, pilot)
         assert app.session.turns[0].arguments is None
         assert "The selected turn has no tool choice to build arguments for." in notifications(app)
+
+
+async def test_rerouting_rebuilds_the_arguments_for_the_new_tool(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    message = TESTS + " for https://example.com/app"
+    choice, conf = confidence_of(config, message)
+    assert choice == "run_suite"
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.set_thresholds(*thresholds_for("medium", conf))
+        await submit(app, pilot, message)
+        assert isinstance(app.screen, ConfirmTurnModal)
+        turn = app.session.turns[0]
+        assert turn.arguments.tool == "run_suite"
+        app.screen.dismiss(("rerouted", "fetch_page"))
+        await settle(app, pilot)
+        assert turn.decision.rerouted_to == "fetch_page"
+        assert (turn.arguments.tool, turn.arguments.valid) == ("fetch_page", True)
+        assert turn.arguments.values == {"url": "https://example.com/app"}

@@ -485,6 +485,7 @@ class RouterConsole(ArgumentsActions, App[int]):
         d.outcome = message.outcome  # type: ignore[assignment]
         d.rerouted_to = message.rerouted_to
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
+        self.arguments_after_outcome(message.index, message.outcome, message.rerouted_to)
 
     def picker_items(self) -> list[PickerItem]:
         if self.router is None:

@@ -97,6 +97,18 @@ class ArgumentsActions:
             return
         self.build_turn_arguments(index, turn, tool)
 
+    def arguments_after_outcome(self, index: int, outcome: str, rerouted_to: str | None) -> None:
+        """A person re-routed the turn: the arguments built for the old choice no longer apply."""
+        if outcome != "rerouted" or not rerouted_to:
+            return
+        turn = self.session.turns[index]  # type: ignore[attr-defined]
+        tool = self.router.catalog.get(rerouted_to) if self.router else None  # type: ignore[attr-defined]
+        if tool is None or tool.is_escalation:
+            turn.arguments = None
+            self._turn_changed(index)  # type: ignore[attr-defined]
+        elif self.config.arguments.auto:  # type: ignore[attr-defined]
+            self.build_turn_arguments(index, turn, tool)
+
     @work(exclusive=True, exit_on_error=False, group="arguments")
     async def build_turn_arguments(self, index: int, turn: Turn, tool: Any) -> None:
         result = await abuild_arguments(tool, turn.message, self.config.arguments)  # type: ignore[attr-defined]
