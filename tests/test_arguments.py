@@ -376,3 +376,24 @@ def test_route_args_with_a_command(tmp_path: Path) -> None:
     assert out["arguments"]["source"] == "command"
     assert out["arguments"]["error"] == "arguments command exited with code 4: cannot build arguments: model offline"
     assert out["action"] == "confirm" and out["demoted"] is True
+
+
+def test_expected_arguments_are_checked_against_the_label() -> None:
+    from tui_router.errors import SessionError
+    from tui_router.evaluate import check_cases
+
+    catalog = parse_catalog({"name": "args", "tools": ARG_TOOLS}, "args.toml")
+    turns = [
+        Turn(message="a", label="notify", expected_arguments={"to": "a@b.io", "levle": "high"}),
+        Turn(message="b", label="human_review", expected_arguments={"reason": "x"}),
+        Turn(message="c", label="lookup", expected_arguments={"anything": 1}),  # no schema: nothing to check
+        Turn(message="d", label="notify", expected_arguments={"to": "d@e.io"}),
+    ]
+    cases = [LabelledCase(source="k.toml", index=i, turn=t) for i, t in enumerate(turns)]
+    with pytest.raises(SessionError) as caught:
+        check_cases([], cases, catalog)
+    assert caught.value.lines() == [
+        "k.toml: turns[0]: expected_arguments key 'levle' is not an argument of 'notify' (did you mean 'level'?)",
+        "k.toml: turns[1]: expected_arguments need a tool label, not 'human_review'",
+    ]
+    check_cases([], cases[2:], catalog)  # fine

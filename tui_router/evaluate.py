@@ -269,11 +269,35 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
                     f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
                     f"'{catalog.name}'{did_you_mean(value, options)}"
                 )
+    problems += expected_arguments_problems(cases, catalog)
     if problems:
         shown = problems[:20]
         if len(problems) > 20:
             shown.append(f"... and {len(problems) - 20} more unknown labels")
-        raise SessionError(f"{len(problems)} labels are not options of catalog '{catalog.name}'", shown)
+        raise SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
+
+
+def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog) -> list[str]:
+    """expected_arguments must belong to a tool label and name that tool's schema properties (typos caught)."""
+    problems = []
+    for case in cases:
+        expected, label = case.turn.expected_arguments, case.turn.label
+        if not expected or not label:
+            continue
+        where = f"{case.source}: turns[{case.index}]"
+        tool = catalog.get(label)
+        if tool is None or tool.is_escalation:
+            problems.append(f"{where}: expected_arguments need a tool label, not '{label}'")
+            continue
+        properties = (tool.input_schema or {}).get("properties")
+        if not isinstance(properties, dict) or not properties:
+            continue
+        for key in expected:
+            if key not in properties:
+                problems.append(
+                    f"{where}: expected_arguments key '{key}' is not an argument of '{label}'{did_you_mean(key, properties)}"
+                )
+    return problems
 
 
 # ---------------------------------------------------------------------------------------------
