@@ -140,6 +140,15 @@ class FallbackConfig(_Section):
     output_cap: int = Field(65536, ge=1)
 
 
+class ArgumentsConfig(_Section):
+    """The arguments step after a route (arguments.py): a command, or the built-in extractor."""
+
+    command: list[str] = []  # argument list, no shell; JSON request on stdin, JSON object on stdout
+    timeout: float = Field(10.0, gt=0)
+    output_cap: int = Field(65536, ge=2)
+    auto: bool = True  # build them in the console after an execute proposal or an approved confirm
+
+
 class Config(_Section):
     catalog: str = "demo"
     # auto: semantic when its extra is installed (better on every labelled set), else local
@@ -151,6 +160,7 @@ class Config(_Section):
     semantic: SemanticConfig = SemanticConfig()
     systemone: SystemOneConfig = SystemOneConfig()
     fallback: FallbackConfig = FallbackConfig()
+    arguments: ArgumentsConfig = ArgumentsConfig()
 
     # Where the file came from (None: built-in defaults); relative paths resolve against it.
     source: Path | None = Field(None, exclude=True)

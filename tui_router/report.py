@@ -71,7 +71,27 @@ def _headline_rows(reports: Sequence[EvalReport]) -> list[list[str]]:
         row("Brier score", [num(r.brier) for r in reports]),
         row("latency p50 / p95 (ms)", [f"{num(r.latency_ms['p50'], 1)} / {num(r.latency_ms['p95'], 1)}" for r in reports]),
     ]
+    if any(r.arguments and (r.arguments.validity.total or r.arguments.match.total) for r in reports):
+        rows.append(row("argument validity", [pct(r.arguments.validity) if r.arguments else "n/a" for r in reports]))
+        rows.append(row("argument match", [pct(r.arguments.match) if r.arguments else "n/a" for r in reports]))
     return rows
+
+
+def arguments_section(report: EvalReport) -> Section | None:
+    """Per routed tool: schema-valid arguments, and expected keys matched (arguments.py)."""
+    if not report.per_tool_arguments:
+        return None
+    rows = [[tool, pct(a.validity), pct(a.match)] for tool, a in report.per_tool_arguments.items()]
+    if report.arguments:
+        rows.append(["Total", pct(report.arguments.validity), pct(report.arguments.match)])
+    return Section(
+        title=f"Arguments after the route: {_who(report)}",
+        headers=["Tool", "Valid", "Match"],
+        rows=rows,
+        right=[1, 2],
+        note="Only correctly routed turns whose tool has a schema; Valid: the built arguments pass the schema; "
+        "Match: every key of expected_arguments equal (turns that carry them).",
+    )
 
 
 def _who(report: EvalReport) -> str:
@@ -179,6 +199,10 @@ def eval_sections(reports: Sequence[EvalReport], *, errors: int = 10, tags: int 
         )
     )
     sections.append(context_section(reports))
+    for report in reports:
+        section = arguments_section(report)
+        if section is not None:
+            sections.append(section)
     if errors:
         for report in reports:
             wrong = [t for t in report.turns if t.stage][:errors]

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from .catalog import Catalog, Risk
+from .arguments import ArgumentsResult, abuild_arguments, build_arguments, demote_action
+from .catalog import Catalog, Risk, Tool
 from .config import Config, Thresholds
 from .decide import make_backend
 from .decide.base import Answer, DecisionBackend, Question
@@ -49,6 +50,13 @@ class Decision(BaseModel):
     path: Literal["single", "two-stage"] = "single"
     stage_category: str | None = None
     ranked: list[str] = []
+    arguments: ArgumentsResult | None = None  # after the arguments step (Router.build_arguments)
+    demoted: bool = False  # an execute became a confirm because the arguments are invalid
+
+    def with_arguments(self, result: ArgumentsResult) -> Decision:
+        """This decision with its arguments, an execute demoted to confirm when they are invalid."""
+        action = Action(demote_action(self.action.value, result))
+        return self.model_copy(update={"arguments": result, "action": action, "demoted": action is not self.action})
 
     def to_json(self) -> dict:
         """The `route --json` contract."""
@@ -72,6 +80,7 @@ class Decision(BaseModel):
             "error": self.error,
             "path": self.path,
             "stage_category": self.stage_category,
+            **({"arguments": self.arguments.to_json(), "demoted": self.demoted} if self.arguments else {}),
         }
 
     def to_turn_decision(self) -> TurnDecision:
@@ -167,6 +176,26 @@ class Router:
             stage_category=staged.stage_category,
             ranked=retrieval.ranked,
         )
+
+    def arguments_tool(self, decision: Decision) -> Tool | None:
+        """The tool the arguments step builds for: a resolved choice of a real tool (not none, not escalation)."""
+        if decision.band is Band.unresolved or not decision.choice:
+            return None
+        tool = self.catalog.get(decision.choice)
+        return None if tool is None or tool.is_escalation else tool
+
+    def build_arguments(self, decision: Decision) -> Decision:
+        """Layer 3: build and validate the chosen tool's arguments (config [arguments]); demote when invalid."""
+        tool = self.arguments_tool(decision)
+        if tool is None:
+            return decision
+        return decision.with_arguments(build_arguments(tool, decision.message, self.config.arguments))
+
+    async def abuild_arguments(self, decision: Decision) -> Decision:
+        tool = self.arguments_tool(decision)
+        if tool is None:
+            return decision
+        return decision.with_arguments(await abuild_arguments(tool, decision.message, self.config.arguments))
 
     def route(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()

@@ -64,6 +64,20 @@ class FallbackRecord(_Record):
     at: str | None = None
 
 
+class ArgumentsRecord(_Record):
+    """[turns.arguments]: what the arguments step built for the routed tool (arguments.py)."""
+
+    tool: str | None = None
+    values: dict[str, Any] = {}
+    valid: bool = False
+    errors: list[str] = []  # "path: reason", one per validation problem
+    source: Literal["command", "extractor"] = "extractor"
+    error: str = ""  # why the command gave no arguments
+    duration_ms: float | None = None
+    demoted: bool = False  # an execute became a confirm because of them
+    at: str | None = None
+
+
 class Turn(_Record):
     message: str
     label: str | None = None
@@ -72,6 +86,8 @@ class Turn(_Record):
     at: str | None = None
     decision: TurnDecision | None = None
     fallback: FallbackRecord | None = None
+    arguments: ArgumentsRecord | None = None
+    expected_arguments: dict[str, Any] | None = None  # the label for the arguments (every key must match)
 
 
 class SessionInfo(_Record):
@@ -115,6 +131,7 @@ _KNOWN = {
     "turn": set(Turn.model_fields),
     "decision": set(TurnDecision.model_fields),
     "fallback": set(FallbackRecord.model_fields),
+    "arguments": set(ArgumentsRecord.model_fields),
 }
 
 
@@ -152,7 +169,7 @@ def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
             problems.append(f"{where}: must be a table")
             continue
         problems += _near_miss_keys(raw, "turn", where)
-        for sub in ("decision", "fallback"):
+        for sub in ("decision", "fallback", "arguments"):
             if isinstance(raw.get(sub), dict):
                 problems += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
         try:
@@ -200,6 +217,10 @@ def session_to_dict(session: Session) -> dict[str, Any]:
             data["decision"] = decision
         if turn.fallback is not None:
             data["fallback"] = turn.fallback.model_dump(mode="json", exclude_defaults=True)
+        if turn.arguments is not None:
+            # valid = false and the source are information here, so keep them (exclude_defaults drops them)
+            record = turn.arguments.model_dump(mode="json", exclude_defaults=True)
+            data["arguments"] = {"valid": turn.arguments.valid, "source": turn.arguments.source, **record}
         turns.append({"message": data.pop("message"), **data})
     head = session.session.model_dump(mode="json", exclude_none=True)
     return _compact({"session": head, "turns": turns})

@@ -42,6 +42,7 @@ from ..session import (
     unused_path,
 )
 from ..textsafe import visible
+from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail, confirm_arguments_text, record_of
 from .format import display_path, one_line, shorten
 from .messages import (
     DecisionReady,
@@ -80,7 +81,7 @@ def fallback_pending(decision: TurnDecision | None) -> bool:
     return decision is not None and (decision.action == "fallback" or decision.outcome == "declined")
 
 
-class RouterConsole(App[int]):
+class RouterConsole(ArgumentsActions, App[int]):
     """tui-router's console."""
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute, so subclasses elsewhere find it
@@ -92,6 +93,7 @@ class RouterConsole(App[int]):
         Binding("ctrl+s", "save_as", "Save as", id="session.save_as", priority=True, show=False, tooltip="Save the session under a new name (it is autosaved anyway)"),
         Binding("f2", "toggle_catalog", "Catalog", id="view.catalog", tooltip="Show or hide the Catalog pane"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; every turn and label is already saved"),
+        *ARGUMENTS_BINDINGS,
     ]
 
     def __init__(
@@ -284,6 +286,9 @@ class RouterConsole(App[int]):
         if self.router is None:
             raise RuntimeError(self._router_error or "no router is loaded")
         decision = await self.router.aroute(turn.message)
+        if self.config.arguments.auto and decision.action.value in ("execute", "confirm"):
+            # after the route: arguments built and validated; invalid ones demote execute to confirm
+            decision = await self.router.abuild_arguments(decision)
         self.post_message(DecisionReady(index, decision, turn))
 
     def _start_loading_timer(self) -> None:
@@ -310,6 +315,7 @@ class RouterConsole(App[int]):
             return  # the session was switched while this turn was routed
         turn = self.session.turns[index]
         turn.decision = decision.to_turn_decision()
+        turn.arguments = record_of(decision)
         self._live[index] = decision
         with self.batch_update():
             self._turn_changed(index)
@@ -461,10 +467,13 @@ class RouterConsole(App[int]):
             next_options=others,
             picker_items=self.picker_items(),
             reason=(
-                f"High confidence, but {tool.risk.value} tools are never executed without a person."
+                "High confidence, but the arguments are invalid or incomplete: a person checks them."
+                if turn.arguments is not None and turn.arguments.demoted
+                else f"High confidence, but {tool.risk.value} tools are never executed without a person."
                 if d.band == "high" and tool is not None
                 else "Medium confidence: a person decides."
             ),
+            arguments=confirm_arguments_text(turn),
         )
 
         def decided(result: ConfirmResult | None) -> None:
@@ -482,6 +491,7 @@ class RouterConsole(App[int]):
         d.outcome = message.outcome  # type: ignore[assignment]
         d.rerouted_to = message.rerouted_to
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
+        self.arguments_after_outcome(message.index, message.outcome, message.rerouted_to)
 
     def picker_items(self) -> list[PickerItem]:
         if self.router is None:
@@ -887,6 +897,7 @@ class RouterConsole(App[int]):
         yield SystemCommand("label: accept choice", "Label the selected turn with its choice (a)", self.action_label_accept)
         yield SystemCommand("label: pick", "Pick the selected turn's label from every option (l)", self.action_label_pick)
         yield SystemCommand("label: clear", "Clear the selected turn's label (x)", self.action_label_clear)
+        yield from self.arguments_commands()
         yield SystemCommand("session: save as", "Save the session under a new name (ctrl+s)", self.action_save_as)
         yield SystemCommand("session: open file", "Continue another session file", self.action_open_file)
         yield SystemCommand("session: new", "Start a new session (this one stays saved)", self.action_new_session)
@@ -930,4 +941,5 @@ def turn_detail(turn: Turn) -> Content:
             parts.append(Content(shorten(one_line(fb.output), 600) if len(fb.output) > 600 else visible(fb.output.rstrip())))
     elif fallback_pending(d) and d is not None and d.outcome != "fallback_done":
         parts.append(Content.styled("fallback pending: press f to send it to the fallback LLM command", "$text-muted"))
+    parts += arguments_detail(turn)
     return Content("\n").join(parts)

@@ -13,6 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("route", help="route one message and print the decision", description="Route one message: retrieve candidates, ask the decision model, band the answer.")
     parser.add_argument("message", help="the user message ('-' reads it from stdin)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    parser.add_argument("--args", action="store_true", help="also build and validate the chosen tool's arguments ([arguments] in the config)")
     add_common(parser)
     parser.set_defaults(handler=run)
 
@@ -25,10 +26,15 @@ def run(args: argparse.Namespace) -> int:
     router = build_router(config)
     try:
         decision = router.route(message)
+        if args.args:
+            decision = router.build_arguments(decision)
     finally:
         router.backend.close()
     if args.json:
-        print(json.dumps(decision.to_json(), ensure_ascii=False))
+        out = decision.to_json()
+        if args.args:
+            out.setdefault("arguments", None)  # no tool chosen: nothing to build
+        print(json.dumps(out, ensure_ascii=False))
     else:
         print(format_summary(decision))
     if decision.band.value == "unresolved":
@@ -48,6 +54,11 @@ def format_summary(decision) -> str:
         "top options " + ", ".join(f"{k} {v:.2f}" for k, v in probs),
         f"model       {decision.model} ({decision.backend}), {decision.latency_ms:.1f} ms",
     ]
+    if decision.arguments is not None:
+        made = decision.arguments
+        lines.append(f"arguments   {json.dumps(made.values, ensure_ascii=False)}  {made.summary()}")
+        if decision.demoted:
+            lines.append("            invalid arguments: execute demoted to confirm")
     if decision.error:
         lines.append(f"error       {decision.error}")
     return "\n".join(lines)

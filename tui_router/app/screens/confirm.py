@@ -35,6 +35,7 @@ class ConfirmRequest:
     next_options: list[tuple[str, float]]
     picker_items: list[PickerItem]
     reason: str = ""  # why a person is asked (medium band, or a risk that never auto-executes)
+    arguments: str = ""  # the built arguments, valid or the problems (arguments_ui.confirm_arguments_text)
 
 
 class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
@@ -89,6 +90,8 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
                 ),
                 id="confirm-numbers",
             )
+            if r.arguments:
+                yield Static(Content(r.arguments), id="confirm-arguments")
             if r.reason:
                 yield Static(Content.styled(visible(r.reason), "italic $text-muted"), id="confirm-reason")
             with Horizontal(id="confirm-buttons"):

@@ -37,6 +37,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("x", "clear the label"),
             ("f", "send a pending turn to the fallback LLM command"),
             ("c", "cancel the running fallback command"),
+            ("g", "build and validate the tool's arguments (palette: accept or edit them as the label)"),
             ("enter", "confirm a waiting turn, or read its fallback output"),
             ("i", "back to the message box"),
         ],
