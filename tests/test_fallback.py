@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,14 @@ async def test_no_command_configured_says_how_to_configure() -> None:
 
 async def test_timeout_stops_the_command_and_keeps_partial_output(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
+    started = time.perf_counter()
     result = await run_fallback("hello", cmd("sleepy.py", "30", str(pidfile), timeout=1.0))
+    elapsed = time.perf_counter() - started
     assert result.error == "fallback command timed out after 1 s and was stopped"
+    # Stopped at the timeout, not long after it: the bound leaves room for a loaded machine (the
+    # kill and pipe settling take milliseconds) but fails a run that waits several times its timeout.
+    assert 1.0 <= elapsed < 3.5, elapsed
+    assert 1000.0 <= result.duration_ms < 3500.0
     assert result.exit_code is None
     assert result.output == "thinking...\n"
     with pytest.raises(ProcessLookupError):

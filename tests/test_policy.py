@@ -110,3 +110,65 @@ def test_per_risk_thresholds() -> None:
     assert band(answer("a", probs), Risk.write, policy).band is Band.medium
     assert band(answer("a", probs), Risk.read, policy).band is Band.high
     assert band(answer("a", probs), Risk.write, policy).thresholds.high == 0.99
+
+
+# Exact thresholds: `confidence >= high` is high and `>= medium` is medium (the seeds' rule), so a
+# confidence of exactly 0.75 executes and exactly 0.45 asks; a `>` in band_answer fails these.
+@pytest.mark.parametrize(
+    ("reported", "expected_band", "expected_action"),
+    [
+        (0.75, Band.high, Action.execute),
+        (0.7499, Band.medium, Action.confirm),
+        (0.45, Band.medium, Action.confirm),
+        (0.4499, Band.low, Action.fallback),
+        (1.0, Band.high, Action.execute),
+        (0.0, Band.low, Action.fallback),
+    ],
+)
+def test_bands_at_the_exact_thresholds(reported: float, expected_band: Band, expected_action: Action) -> None:
+    result = band(answer("a", reported=reported), policy=PolicyConfig(confidence="reported"))
+    assert (result.band, result.action) == (expected_band, expected_action)
+    assert result.confidence == reported and result.reported_confidence == reported
+    assert (result.thresholds.high, result.thresholds.medium) == (0.75, 0.45)
+
+
+def test_recomputed_confidence_of_exactly_high_is_high() -> None:
+    # two options: (0.875 - 1/2) / (1 - 1/2) = 0.75 exactly in binary floating point
+    probs = {"a": 0.875, "none": 0.125}
+    result = band(answer("a", probs), options=["a", "none"])
+    assert result.confidence == 0.75
+    assert (result.band, result.action) == (Band.high, Action.execute)
+    # per-risk thresholds are compared the same way: exactly `medium` is medium, not low
+    policy = PolicyConfig(risk={Risk.write: Thresholds(high=0.9, medium=0.75)})
+    written = band(answer("a", probs), Risk.write, policy, options=["a", "none"])
+    assert (written.band, written.action, written.thresholds.medium) == (Band.medium, Action.confirm, 0.75)
+
+
+def test_reported_confidence_is_kept_whatever_the_band() -> None:
+    # the backend's own number is shown beside the recomputed one: in every branch of band_answer
+    assert band(answer("a", reported=0.33)).reported_confidence == 0.33
+    assert band(answer("zz", reported=0.91)).reported_confidence == 0.91  # invalid answer
+    no_conf = band(answer("a", reported=None), policy=PolicyConfig(confidence="reported"))
+    assert no_conf.reported_confidence is None and no_conf.confidence is None
+    nan = band_answer(Answer(choice="a", probabilities=P, reported_confidence=float("nan")), OPTIONS, "none", Risk.read, PolicyConfig(confidence="reported"))
+    assert nan.band is Band.unresolved
+
+
+def test_formulas_at_their_edges() -> None:
+    # reported: a non-finite value is no confidence
+    assert confidence_of(P, "reported", float("nan")) is None
+    assert confidence_of(P, "reported", float("inf")) is None
+    # one option: margin is the top probability, reference and entropy call it certain
+    assert confidence_of({"a": 1.0}, "margin") == 1.0
+    assert confidence_of({"a": 1.0}, "reference") == 1.0
+    assert confidence_of({"a": 1.0}, "entropy") == 1.0
+    assert confidence_of({}, "reference") is None
+    # two options: the second probability counts
+    assert confidence_of({"a": 0.875, "b": 0.125}, "margin") == 0.75
+    assert confidence_of({"a": 0.875, "b": 0.125}, "reference") == 0.75
+    assert confidence_of({"a": 0.5, "b": 0.5}, "entropy") == pytest.approx(0.0)
+    # a zero probability adds nothing to the entropy (0 log 0 = 0), it does not fail
+    assert confidence_of({"a": 1.0, "b": 0.0, "c": 0.0}, "entropy") == pytest.approx(1.0)
+    # margin_of pads with zeros: one option has its whole probability as margin
+    assert margin_of({"a": 0.6}) == pytest.approx(0.6)
+    assert margin_of({"a": 0.6, "b": 0.4}) == pytest.approx(0.2)

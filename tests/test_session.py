@@ -121,6 +121,43 @@ def test_atomic_write_keeps_old_file_when_writing_fails(tmp_path: Path, monkeypa
     assert [p.name for p in tmp_path.iterdir()] == ["s.toml"]  # no temp file left behind
 
 
+def test_atomic_write_syncs_the_whole_temp_file_before_replacing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without the fsync a crash just after os.replace can leave an empty file under the old name.
+    # The real os calls run; they are only watched, in the order they happen.
+    path = tmp_path / "s.toml"
+    path.write_text("old content")
+    text = "new content é\n" * 1000
+    events: list[tuple[str, object]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.fstat(fd).st_size))
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        events.append(("replace", (Path(src).parent, Path(dst))))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    atomic_write_text(path, text)
+    size = len(text.encode("utf-8"))
+    assert events == [("fsync", size), ("replace", (tmp_path, path))]
+    assert path.read_text(encoding="utf-8") == text
+    assert [p.name for p in tmp_path.iterdir()] == ["s.toml"]
+
+
+def test_save_session_writes_through_the_atomic_path_and_remembers_it(tmp_path: Path) -> None:
+    session = sample()
+    target = tmp_path / "deeper" / "s.toml"  # a missing folder is created
+    assert save_session(session, target) == target
+    assert session.path == target
+    assert load_session(target).turns[0].message == session.turns[0].message
+    assert save_session(session) == target  # later saves go to the remembered file
+    with pytest.raises(SessionError, match="no file name yet"):
+        save_session(Session(session=SessionInfo(id="x", catalog="demo", created="2026-11-30T10:04:12Z")))
+
+
 def test_save_into_unwritable_folder_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
