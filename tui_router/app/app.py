@@ -9,13 +9,11 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import tomli_w
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -29,18 +27,8 @@ from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
 from ..errors import UserError
-from ..session import (
-    Session,
-    SessionInfo,
-    Turn,
-    TurnDecision,
-    atomic_write_text,
-    dumps_session,
-    load_session,
-    new_session_id,
-    session_to_dict,
-    unused_path,
-)
+from ..session import Session, Turn, TurnDecision, load_session
+from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, waits_for_fallback
 from .format import display_path, one_line, shorten
 from .messages import (
     DecisionReady,
@@ -74,11 +62,6 @@ LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer
 BACKENDS = ("local", "bm25", "systemone", "semantic")
 
 
-def fallback_pending(decision: TurnDecision | None) -> bool:
-    """A turn the fallback LLM command may take: banded fallback, or a proposal the operator declined."""
-    return decision is not None and (decision.action == "fallback" or decision.outcome == "declined")
-
-
 class RouterConsole(App[int]):
     """tui-router's console."""
 
@@ -106,10 +89,7 @@ class RouterConsole(App[int]):
         super().__init__()
         self.config = config or Config()
         self.clock = clock or (lambda: datetime.now(UTC))
-        if session is None:
-            created = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-            session = Session(session=SessionInfo(id=session_id or new_session_id(), created=created))
-        self.session = session
+        self.workspace = Workspace(session, self.config.sessions_path, clock=self.clock, session_id=session_id)
         self.replay_session = replay
         self.router: Router | None = None
         self._injected_router = router
@@ -117,14 +97,22 @@ class RouterConsole(App[int]):
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, int] = {}
-        self._fallback_turn: int | None = None
         self._loading_timer: Timer | None = None
-        self._save_lock = threading.Lock()
-        self._turn_text: dict[int, str] = {}  # each turn's TOML, dropped when the turn changes
-        self._save_seq = 0
-        self._written_seq = 0
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
+
+    @property
+    def session(self) -> Session:
+        return self.workspace.session
+
+    @property
+    def router_error(self) -> str:
+        return self._router_error
+
+    async def wait_for_router(self) -> Router | None:
+        """The router once loaded (None when it failed to load; router_error says why)."""
+        await self._router_ready.wait()
+        return self.router
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -161,8 +149,6 @@ class RouterConsole(App[int]):
         self.log_table.set_turns(self.session.turns)
         if self.session.turns:
             self.log_table.select(len(self.session.turns) - 1)
-        if self.session.path is not None:
-            self._written_seq = self._save_seq  # opened from a file: what is on disk is current
         self.show_turn(self.log_table.selected_index)
         self.query_one("#message", MessageInput).focus()
         if self._injected_router is not None:
@@ -198,7 +184,7 @@ class RouterConsole(App[int]):
             medium=policy.medium,
             formula=policy.confidence,
             session=display_path(self.session_file()) if self.session_file() else self.session.id,
-            saved=None if not self.session.turns and self.session.path is None else self._written_seq >= self._save_seq,
+            saved=self.workspace.saved,
         )
         if router is not None:
             fields.update(
@@ -259,9 +245,8 @@ class RouterConsole(App[int]):
             self._turn_submitted(message)
 
     def _turn_submitted(self, message: TurnSubmitted) -> None:
-        turn = Turn(message=message.message, at=self.now_iso())
-        self.session.turns.append(turn)
-        index = len(self.session.turns) - 1
+        index = self.workspace.add_turn(message.message)
+        turn = self.workspace.turn(index)
         log = self.log_table
         log.upsert(index)
         log.select(index)  # RowHighlighted -> show_turn
@@ -300,10 +285,8 @@ class RouterConsole(App[int]):
 
     def on_decision_ready(self, message: DecisionReady) -> None:
         index, decision = message.index, message.decision
-        if index >= len(self.session.turns) or (message.turn is not None and self.session.turns[index] is not message.turn):
+        if not self.workspace.set_decision(index, decision.to_turn_decision(), message.turn):
             return  # the session was switched while this turn was routed
-        turn = self.session.turns[index]
-        turn.decision = decision.to_turn_decision()
         self._live[index] = decision
         with self.batch_update():
             self._turn_changed(index)
@@ -314,20 +297,10 @@ class RouterConsole(App[int]):
 
     def _unresolved(self, index: int, error: str) -> None:
         """A turn whose routing never finished: kept, unresolved, and fallback pending."""
-        turn = self.session.turns[index]
-        if turn.decision is not None:
-            return
         policy = self.config.policy
-        turn.decision = TurnDecision(
-            band="unresolved",
-            action="fallback",
-            outcome="pending",
-            error=error,
-            backend=self.router.backend.name if self.router else self.config.backend,
-            high=policy.high,
-            medium=policy.medium,
-        )
-        self._turn_changed(index)
+        backend = self.router.backend.name if self.router else self.config.backend
+        if self.workspace.unresolved(index, error, backend=backend, high=policy.high, medium=policy.medium):
+            self._turn_changed(index)
 
     def _turn_changed(self, index: int) -> None:
         self.log_table.upsert(index)
@@ -369,7 +342,7 @@ class RouterConsole(App[int]):
                 self._update_status(loading="")  # a failed switch: the previous router stays
             self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
         elif worker.group == "fallback" and state in (WorkerState.ERROR, WorkerState.CANCELLED):
-            index = self._fallback_turn
+            index = self.workspace.fallback_turn
             self._fallback_done()
             if state is WorkerState.CANCELLED:
                 self.notify(f"Fallback for turn {(index or 0) + 1} cancelled; nothing was saved for it.", markup=False)
@@ -394,7 +367,7 @@ class RouterConsole(App[int]):
             from .screens.output import FallbackOutputScreen
 
             self.push_screen(FallbackOutputScreen(index, self.session.turns[index].fallback))
-        elif fallback_pending(decision) and decision.outcome != "fallback_done":
+        elif waits_for_fallback(decision):
             self.notify("This turn waits for the fallback LLM: press f to send it.", markup=False)
 
     def show_turn(self, index: int | None, *, in_flight: bool = False) -> None:
@@ -470,11 +443,8 @@ class RouterConsole(App[int]):
         self.push_screen(ConfirmTurnModal(request), decided)
 
     def on_outcome_recorded(self, message: OutcomeRecorded) -> None:
-        d = self.session.turns[message.index].decision
-        if d is None:
+        if not self.workspace.record_outcome(message.index, message.outcome, message.rerouted_to):
             return
-        d.outcome = message.outcome  # type: ignore[assignment]
-        d.rerouted_to = message.rerouted_to
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
 
     def picker_items(self) -> list[PickerItem]:
@@ -498,10 +468,9 @@ class RouterConsole(App[int]):
         selected = self._selected()
         if selected is None:
             return
-        index, turn = selected
-        d = turn.decision
-        choice = (d.rerouted_to or d.choice) if d else None
-        if d is None or choice is None or d.band == "unresolved":
+        index, _turn = selected
+        choice = self.workspace.accept_choice(index)
+        if choice is None:
             self.notify("This turn has no usable choice to accept: press l to pick the label.", severity="warning", markup=False)
             return
         self.post_message(LabelChanged(index, choice))
@@ -533,8 +502,7 @@ class RouterConsole(App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
-        turn = self.session.turns[message.index]
-        turn.label = message.label
+        self.workspace.set_label(message.index, message.label)
         self._turn_changed(message.index)  # the row shows the label: no notification needed
 
     # ------------------------------------------------------------------ fallback
@@ -543,22 +511,12 @@ class RouterConsole(App[int]):
         if selected is None:
             return
         index, turn = selected
-        d = turn.decision
-        if d is None:
-            self.notify("This turn is still being routed.", severity="warning", markup=False)
-            return
-        if not fallback_pending(d):
-            self.notify(
-                f"Turn {index + 1} is not waiting for the fallback (band {d.band}, action {d.action}); "
-                "f sends low-band, none-option, unresolved and declined turns.",
-                severity="warning",
-                markup=False,
-            )
-            return
-        if not self.config.fallback.command:
+        refusal = self.workspace.fallback_refusal(index, bool(self.config.fallback.command))
+        if refusal == NO_FALLBACK_COMMAND:
             self.notify(
                 "No fallback command is configured. Add to the config file "
                 f"({config_location(self.config)}):\n[fallback]\ncommand = [\"your-llm\", \"--flag\"]\n"
+                "then run 'config: reload' from the palette (ctrl+p). "
                 "The message arrives on stdin and in $TUI_ROUTER_MESSAGE.",
                 title="Fallback",
                 severity="warning",
@@ -566,10 +524,10 @@ class RouterConsole(App[int]):
                 markup=False,
             )
             return
-        if self._fallback_turn is not None:
-            self.notify(f"The fallback is running for turn {self._fallback_turn + 1}; press c to cancel it.", severity="warning", markup=False)
+        if refusal is not None:
+            self.notify(refusal, severity="warning", markup=False)
             return
-        self._fallback_turn = index
+        self.workspace.start_fallback(index)
         self.log_table.flags[index] = "llm…"
         self.log_table.upsert(index)
         self.refresh_bindings()
@@ -583,7 +541,7 @@ class RouterConsole(App[int]):
         self.post_message(FallbackFinished(index, result))
 
     def _fallback_done(self) -> None:
-        index, self._fallback_turn = self._fallback_turn, None
+        index = self.workspace.end_fallback()
         if index is not None:
             self.log_table.flags.pop(index, None)
             self.log_table.upsert(index)
@@ -591,61 +549,36 @@ class RouterConsole(App[int]):
 
     def on_fallback_finished(self, message: FallbackFinished) -> None:
         self._fallback_done()
-        turn = self.session.turns[message.index]
         result = message.result
-        turn.fallback = result.to_record()
-        if result.ok and turn.decision is not None:
-            turn.decision.outcome = "fallback_done"
+        self.workspace.finish_fallback(message.index, result.to_record(), result.ok)
         self._turn_changed(message.index)
         severity = "information" if result.ok else "error"
         self.notify(f"Fallback for turn {message.index + 1}: {result.summary()}", severity=severity, timeout=8, markup=False)
 
     def action_cancel_fallback(self) -> None:
-        if self._fallback_turn is None:
+        if self.workspace.fallback_turn is None:
             self.notify("No fallback command is running.", markup=False)
             return
         self.workers.cancel_group(self, "fallback")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_fallback":
-            return self._fallback_turn is not None
+            return self.workspace.fallback_turn is not None
         if action in ("toggle_catalog", "save_as"):
             return self.screen is self.screen_stack[0]  # console-screen actions, not over dialogs or replay
         return True
 
     # ------------------------------------------------------------------ saving
     def autosave(self, changed: int | None = None) -> None:
-        """Snapshot the session now (on the UI thread, so it is consistent) and write it off-thread.
-
-        Each turn's TOML is made once and kept until the turn changes (`changed`), so saving costs
-        the same in a session of 5 turns or 5,000; the text is exactly `session.dumps_session`'s
-        (array-of-tables entries concatenate; a test checks it).
-        """
-        if self.session.path is None:
-            self.session.path = unused_path(self.config.sessions_path, self.session.id)
-        if changed is not None:
-            self._turn_text.pop(changed, None)
-        head = tomli_w.dumps({"session": session_to_dict(Session(session=self.session.session))["session"]}, multiline_strings=True)
-        text = head + "\n" + "\n".join(self._turn_toml(i) for i in range(len(self.session.turns)))
-        self._save_seq += 1
+        """Snapshot the session now (on the UI thread, so it is consistent) and write it off-thread."""
+        snap = self.workspace.snapshot(changed)
         self._update_status()
-        self._write_session(self.session.path, text, self._save_seq)
-
-    def _turn_toml(self, index: int) -> str:
-        text = self._turn_text.get(index)
-        if text is None:
-            one = session_to_dict(Session(session=self.session.session, turns=[self.session.turns[index]]))
-            text = self._turn_text[index] = tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
-        return text
+        self._write_session(snap)
 
     @work(thread=True, exit_on_error=False, group="save")
-    def _write_session(self, path: Path, text: str, seq: int) -> None:
-        with self._save_lock:
-            if seq <= self._written_seq:
-                return  # a newer snapshot is already on disk
-            atomic_write_text(path, text)
-            self._written_seq = seq
-        self.post_message(SessionSaved(path, seq))
+    def _write_session(self, snap) -> None:
+        if self.workspace.write(snap):
+            self.post_message(SessionSaved(snap.path, snap.seq))
 
     def on_session_saved(self, message: SessionSaved) -> None:
         try:
@@ -655,17 +588,11 @@ class RouterConsole(App[int]):
 
     def save_now(self) -> bool:
         """Write the session synchronously (quit, save as). False when it could not be written."""
-        if not self.session.turns and self.session.path is None:
-            return True
-        if self.session.path is None:
-            self.session.path = unused_path(self.config.sessions_path, self.session.id)
-        with self._save_lock:
-            try:
-                atomic_write_text(self.session.path, dumps_session(self.session))
-            except OSError as exc:
-                self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
-                return False
-            self._written_seq = self._save_seq
+        try:
+            self.workspace.save_now()
+        except OSError as exc:
+            self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
+            return False
         self._update_status()
         return True
 
@@ -686,19 +613,15 @@ class RouterConsole(App[int]):
         )
 
     def save_as(self, value: str) -> Path | None:
-        target = Path(value).expanduser()
-        if target.suffix != ".toml":
-            target = target.with_name(target.name + ".toml")
-        if not target.is_absolute() and len(target.parts) == 1:
-            target = self.config.sessions_path / target
-        if target.exists() and (self.session.path is None or target.resolve() != self.session.path.resolve()):
-            self.notify(f"{display_path(target)} already exists; choose another name (nothing was overwritten).", severity="error", markup=False)
+        try:
+            target = self.workspace.save_as(value)
+        except UserError as exc:
+            self.notify(str(exc), severity="error", markup=False)
             return None
-        old = self.session.path
-        self.session.path = target
-        if not self.save_now():
-            self.session.path = old
+        except OSError as exc:
+            self.notify(f"Could not save {value}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
             return None
+        self._update_status()
         self.notify(f"Session saved as {display_path(target)}; further turns are saved there.", markup=False)
         return target
 
@@ -722,22 +645,23 @@ class RouterConsole(App[int]):
     def action_new_session(self) -> None:
         if not self.save_now():
             return
-        info = SessionInfo(id=new_session_id(), created=self.now_iso())
-        if self.router is not None:
-            info.catalog = self.router.catalog.name
-            info.backend, info.model = self.router.backend.name, self.router.backend.model
-        if self.switch_session(Session(session=info)):
+        router = self.router
+        session = (
+            self.workspace.new_session(router.catalog.name, router.backend.name, router.backend.model)
+            if router is not None
+            else self.workspace.new_session()
+        )
+        if self.switch_session(session):
             self.notify("New session.", markup=False)
 
     def switch_session(self, session: Session) -> bool:
-        if self._fallback_turn is not None:
-            self.notify("A fallback command is running for this session: wait for it or cancel it (c) first.", severity="warning", markup=False)
+        try:
+            self.workspace.switch(session)
+        except UserError as exc:
+            self.notify(str(exc), severity="warning", markup=False)
             return False
         self.workers.cancel_group(self, "turn")
-        self.session = session
         self._live.clear()
-        self._turn_text.clear()
-        self._save_seq = self._written_seq = 0
         self.log_table.set_turns(session.turns)
         if session.turns:
             self.log_table.select(len(session.turns) - 1)
