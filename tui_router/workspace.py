@@ -220,7 +220,7 @@ class Workspace:
         """The file text now (on the UI thread, so it is consistent); `write` puts it on disk.
 
         Each turn's TOML is made once and kept until the turn changes, so saving costs the same in
-        a session of 5 turns or 5,000; the text is exactly `session.dumps_session`'s.
+        a session of 5 turns or 5,000; the text reads back as `session.dumps_session`'s does.
         """
         path = self.ensure_path()
         self._changed(changed)
