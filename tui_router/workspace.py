@@ -208,7 +208,12 @@ class Workspace:
         text = self._turn_text.get(index)
         if text is None:
             one = session_to_dict(Session(session=self.session.session, turns=[self.turns[index]]))
-            text = self._turn_text[index] = tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
+            text = tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
+            if not text.startswith("[[turns]]"):
+                # tomli_w writes a short turn without sub-tables inline (`turns = [{...}]`), which
+                # after the [session] header would read back as session.turns: force a table.
+                text = "[[turns]]\n" + tomli_w.dumps(one["turns"][0], multiline_strings=True)
+            self._turn_text[index] = text
         return text
 
     def ensure_path(self) -> Path:
