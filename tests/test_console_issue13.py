@@ -66,3 +66,59 @@ async def test_replay_this_session_from_the_palette_of_an_opened_file(tmp_path: 
             await pilot.pause()
             assert app.screen is app.screen_stack[0]
         assert app.return_code in (None, 0)
+
+
+# 2 -----------------------------------------------------------------------------------------
+async def test_a_bracketed_paste_is_inserted_once(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    lines = [f"line {i} of the paste" for i in range(60)]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message", MessageInput)
+        box.focus()
+        app.post_message(events.Paste("single line paste"))
+        await pilot.pause()
+        assert box.value == "single line paste"
+        box.value = ""
+        app.post_message(events.Paste("\n".join(lines)))
+        await pilot.pause()
+        assert box.value == " ".join(lines)
+        await pilot.press("enter")
+        await settle(app, pilot)
+    assert [t["message"] for t in saved(app)["turns"]] == [" ".join(lines)]
+
+
+# 4 -----------------------------------------------------------------------------------------
+async def test_typing_right_after_start_goes_to_the_message_box(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"hello", "enter")  # before the catalog has loaded
+        await settle(app, pilot)
+        assert app.query_one("#catalog-filter", Input).value == ""
+        assert [t.message for t in app.session.turns] == ["hello"]
+        assert app.session.turns[0].decision is not None
+
+
+# 5 -----------------------------------------------------------------------------------------
+async def test_a_decline_survives_the_fallback_and_the_distribution_speaks_words(tmp_path: Path) -> None:
+    from app_harness import fallback_section
+
+    base = make_config(tmp_path)
+    choice, confidence = confidence_of(base, REMINDER)
+    high, medium = thresholds_for("medium", confidence)
+    config = make_config(tmp_path, policy={"high": high, "medium": medium}, fallback=fallback_section("upper.py"))
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, REMINDER)
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        await pilot.press("n")
+        await settle(app, pilot)
+        app.log_table.focus()
+        await pilot.press("f")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "confirm · declined → llm" in text
+        assert "fallback_done" not in text
+    d = saved(app)["turns"][0]["decision"]
+    assert d["outcome"] == "fallback_done" and d["history"] == [{"outcome": "declined"}]

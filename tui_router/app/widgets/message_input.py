@@ -26,6 +26,9 @@ class MessageInput(Input):
                 self.insert_text_at_cursor(text)
             else:
                 self.replace(text, *selection)
+        # Textual calls the handler of every class in the MRO: without prevent_default, Input's own
+        # _on_paste inserted the first line a second time (issue 13: every paste doubled).
+        event.prevent_default()
         event.stop()
 
     async def action_submit(self) -> None:
