@@ -11,7 +11,6 @@ from app_harness import (
     confidence_of,
     make_app,
     make_config,
-    notifications,
     screen_text,
     settle,
     submit,
@@ -122,3 +121,16 @@ async def test_a_decline_survives_the_fallback_and_the_distribution_speaks_words
         assert "fallback_done" not in text
     d = saved(app)["turns"][0]["decision"]
     assert d["outcome"] == "fallback_done" and d["history"] == [{"outcome": "declined"}]
+
+
+# 7 -----------------------------------------------------------------------------------------
+async def test_the_default_sessions_folder_is_the_user_data_folder_and_is_in_the_header(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    config = make_config(tmp_path).model_copy(update={"sessions_dir": None})
+    app = make_app(config)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        assert "tui-router/sessions/test-session.toml" in screen_text(app).splitlines()[0]
+        await submit(app, pilot, AGENDA)
+    assert app.session.path == tmp_path / "data" / "tui-router" / "sessions" / "test-session.toml"
+    assert app.session.path.exists()

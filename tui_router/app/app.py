@@ -183,7 +183,8 @@ class RouterConsole(App[int]):
             high=policy.high,
             medium=policy.medium,
             formula=policy.confidence,
-            session=display_path(self.session_file()) if self.session_file() else self.session.id,
+            # the file, or where the first turn will be saved: the sessions folder is always on screen
+            session=display_path(self.session_file() or self.workspace.sessions_dir / f"{self.session.id}.toml"),
             saved=self.workspace.saved,
         )
         if router is not None:
