@@ -11,6 +11,7 @@ from app_harness import (
     confidence_of,
     make_app,
     make_config,
+    notifications,
     screen_text,
     settle,
     submit,
@@ -134,3 +135,128 @@ async def test_the_default_sessions_folder_is_the_user_data_folder_and_is_in_the
         await submit(app, pilot, AGENDA)
     assert app.session.path == tmp_path / "data" / "tui-router" / "sessions" / "test-session.toml"
     assert app.session.path.exists()
+
+
+# 3 -----------------------------------------------------------------------------------------
+async def test_the_selected_log_row_is_drawn_in_one_readable_colour(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    _, confidence = confidence_of(config, AGENDA)
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        for band in ("low", "medium", "high"):
+            app.set_thresholds(*thresholds_for(band, confidence))
+            await submit(app, pilot, AGENDA)
+            if type(app.screen).__name__ == "ConfirmTurnModal":
+                await pilot.press("escape")
+                await pilot.pause()
+        log = app.log_table
+        log.focus()
+        await pilot.pause()
+        for index, band in enumerate(("low", "medium", "high")):
+            log.select(index)
+            await pilot.pause()
+            assert log.row_cells(index)["band"].strip() == band
+            strip = log.render_line(index - log.scroll_offset.y)
+            colours = {(seg.style.color, seg.style.bgcolor) for seg in strip if seg.text.strip()}
+            assert len(colours) == 1, (band, colours)  # band text included: same fg on same bg
+            (fg, bg), = colours
+            assert fg != bg
+
+
+# 6 and 14 ----------------------------------------------------------------------------------
+async def test_palette_has_no_textual_duplicates_and_reloads_the_config(tmp_path: Path) -> None:
+    from app_harness import fallback_section, write_catalog
+
+    config_path = tmp_path / "tui-router.toml"
+    config_path.write_text(f'catalog = "{write_catalog(tmp_path)}"\nbackend = "local"\nsessions_dir = "sessions"\n', encoding="utf-8")
+    from tui_router.config import load_config
+
+    app = make_app(load_config(config_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Quit" not in titles and "Keys" not in titles
+        assert {"app: quit", "view: help", "config: reload", "catalog: open file", "config: open file"} <= set(titles)
+        app.set_thresholds(1.0, 1.0)  # every turn low: fallback pending
+        await submit(app, pilot, AGENDA)
+        app.log_table.focus()
+        await pilot.press("f")
+        await pilot.pause()
+        assert "No fallback command is configured" in notifications(app)[-1]
+        assert "config: reload" in notifications(app)[-1]
+        section = fallback_section("upper.py")
+        command = ", ".join(f'"{c}"' for c in section["command"])
+        config_path.write_text(config_path.read_text(encoding="utf-8") + f"\n[fallback]\ncommand = [{command}]\n", encoding="utf-8")
+        await run_palette(app, pilot, "config: reload")
+        await settle(app, pilot)
+        assert any("Config reloaded from" in n for n in notifications(app))
+        assert app.config.fallback.command == section["command"]
+        app.log_table.focus()
+        await pilot.press("f")
+        await settle(app, pilot)
+        assert app.session.turns[0].fallback is not None and app.session.turns[0].fallback.exit_code == 0
+
+        # a broken config changes nothing
+        config_path.write_text("[polcy]\n", encoding="utf-8")
+        app.action_reload_config()
+        await settle(app, pilot)
+        assert "unknown key 'polcy'" in notifications(app)[-1]
+        assert app.config.fallback.command == section["command"]
+
+
+async def test_switching_the_catalog_from_the_palette(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await run_palette(app, pilot, "catalog: open file")
+        assert type(app.screen).__name__ == "PromptModal"
+        assert "escape: cancel" in screen_text(app)
+        app.screen.query_one("#prompt-input", Input).value = "support"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.router.catalog.name == "support"
+        app.use_catalog(str(tmp_path / "missing.toml"))
+        await settle(app, pilot)
+        assert "no such catalog file" in notifications(app)[-1] and app.router.catalog.name == "support"
+
+
+# 9 -----------------------------------------------------------------------------------------
+async def test_dialogs_show_their_own_keys_and_how_to_close(tmp_path: Path) -> None:
+    base = make_config(tmp_path)
+    _, confidence = confidence_of(base, REMINDER)
+    high, medium = thresholds_for("medium", confidence)
+    app = make_app(make_config(tmp_path, policy={"high": high, "medium": medium}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, REMINDER)
+        await pilot.press("escape")  # decide later
+        await pilot.pause()
+        app.log_table.focus()
+        await pilot.press("enter")  # reopen from the log
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        footer = screen_text(app).rstrip("\n").splitlines()[-1]
+        assert "y Approve" in footer and "n Decline" in footer and "a Accept" not in footer
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("f1")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "escape: close" in text and "Catalog pane" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        app.action_save_as()
+        await pilot.pause()
+        assert "escape: cancel" in screen_text(app)
+
+
+# 10 ----------------------------------------------------------------------------------------
+def test_picker_matches_words_in_any_order() -> None:
+    from tui_router.app.screens.picker import PickerItem, rank_items
+
+    items = [PickerItem("search_docs", "Search the documentation"), PickerItem("search_tickets", "Search support tickets"), PickerItem("create_ticket", "Open a ticket")]
+    assert [i.id for i, _ in rank_items(items, "search tick")][0] == "search_tickets"
+    assert [i.id for i, _ in rank_items(items, "tick search")][0] == "search_tickets"
+    assert [i.id for i, _ in rank_items(items, "tick")] == ["search_tickets", "create_ticket"]
+    assert rank_items(items, "search zebra") == []

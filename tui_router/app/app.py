@@ -100,6 +100,7 @@ class RouterConsole(App[int]):
         self._loading_timer: Timer | None = None
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
+        self._config_note = ""  # said once the reloaded config's router is in use
 
     @property
     def session(self) -> Session:
@@ -216,6 +217,7 @@ class RouterConsole(App[int]):
     def on_router_ready(self, message: RouterReady) -> None:
         old, self.router = self.router, message.router
         self.config = message.router.config
+        self.workspace.sessions_dir = self.config.sessions_path
         self._router_error = ""
         self._router_ready.set()
         catalog = self.router.catalog
@@ -234,7 +236,8 @@ class RouterConsole(App[int]):
         self._update_status(loading="")
         self.show_turn(self.log_table.selected_index)
         if old is not None and old is not self.router:
-            self.notify(f"Backend {self.router.backend.name} ({self.router.backend.model}) in use.", markup=False)
+            note, self._config_note = self._config_note, ""
+            self.notify(f"{note} Catalog {catalog.name}, backend {self.router.backend.name} ({self.router.backend.model}) in use.".strip(), markup=False)
             self.run_worker(old.aclose(), group="close", exit_on_error=False)
         for screen in self.screen_stack:
             if hasattr(screen, "on_router_changed"):
@@ -702,6 +705,56 @@ class RouterConsole(App[int]):
         self._update_status(loading=f"loading backend {name}…")
         self.load_router(config, self.router.catalog if self.router else None)
 
+    def action_open_catalog(self) -> None:
+        from ..resources import bundled_catalogs
+
+        def chosen(value: str | None) -> None:
+            if value:
+                self.use_catalog(value)
+
+        names = ", ".join(bundled_catalogs())
+        self.push_screen(
+            PromptModal("Open catalog", placeholder="path/to/catalog.toml", hint=f"A catalog file, or a bundled name ({names}). Enter loads it; escape cancels."),
+            chosen,
+        )
+
+    def use_catalog(self, value: str) -> None:
+        from ..resources import bundled_catalogs
+
+        value = value.strip()
+        path = Path(value).expanduser()
+        if not (value in bundled_catalogs() and not path.exists()):
+            if not path.is_file():
+                self.notify(f"{value}: no such catalog file (nothing changed).", severity="error", markup=False)
+                return
+            value = str(path.resolve())
+        config = self.config.model_copy(update={"catalog": value})
+        self._update_status(loading=f"loading catalog {shorten(value, 40)}…")
+        self.load_router(config)
+
+    def action_reload_config(self) -> None:
+        self.use_config_file(self.config.source)
+
+    def action_open_config(self) -> None:
+        def chosen(value: str | None) -> None:
+            if value:
+                self.use_config_file(Path(value).expanduser())
+
+        self.push_screen(PromptModal("Open config file", placeholder="path/to/tui-router.toml", hint="Enter loads it; escape cancels."), chosen)
+
+    def use_config_file(self, path: Path | None) -> None:
+        """Re-read a config file and rebuild the router; a bad file changes nothing."""
+        from ..config import load_config
+
+        try:
+            config = load_config(path)
+        except UserError as exc:
+            self.notify("\n".join(exc.lines()), title="Config not loaded", severity="error", timeout=15, markup=False)
+            return
+        self._config_note = f"Config {'reloaded from ' + display_path(config.source) if config.source else 'reset to the defaults (no config file)'}."
+        self._update_status(loading="reloading the config…")
+        self.load_router(config)
+
     def action_set_thresholds(self) -> None:
         policy = self.config.policy
 
@@ -811,12 +864,16 @@ class RouterConsole(App[int]):
         yield SystemCommand("replay: run file", "Replay a saved session file", self.action_replay_file)
         for name in BACKENDS:
             yield SystemCommand(f"backend: use {name}", f"Route new turns with the {name} backend", lambda name=name: self.use_backend(name))
+        yield SystemCommand("catalog: open file", "Route with another catalog file or bundled catalog", self.action_open_catalog)
+        yield SystemCommand("config: reload", "Re-read the config file (fallback command, thresholds, backend, catalog)", self.action_reload_config)
+        yield SystemCommand("config: open file", "Use another config file", self.action_open_config)
         yield SystemCommand("policy: set thresholds", "Change the high and medium thresholds", self.action_set_thresholds)
         yield SystemCommand("view: catalog", "Show or hide the Catalog pane (F2)", self.action_toggle_catalog)
         yield SystemCommand("view: decision log", "Move to the decision log (escape)", self.action_focus_log)
         yield SystemCommand("view: help", "Keys, bands and files (F1)", self.action_help)
         yield SystemCommand("app: quit", "Quit; everything is saved (q)", self.action_quit)
-        yield from super().get_system_commands(screen)
+        # Textual's own Quit and Keys would sit beside ours ("app: quit", "view: help"): left out
+        yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
 
 
 def config_location(config: Config) -> str:

@@ -190,6 +190,10 @@ class DecisionLog(ScrollView, can_focus=True):
             classes = ("decision-log--row", "decision-log--cursor") if index == self.cursor else ("decision-log--row",)
             style = self.get_visual_style(*classes)
             prompt = self._prompts[index]
+            if index == self.cursor:
+                # the cursor row in the cursor's own colours: a band colour on the cursor background
+                # was unreadable ("low" vanished in it, issue 13); the band is spelled out anyway
+                prompt = Content(prompt.plain)
             strip = prompt.to_strips(self, prompt, width, 1, style)[0].extend_cell_length(width, style.rich_style)
             self._strips[key] = strip
         return strip.crop(self.scroll_offset.x, self.scroll_offset.x + width)
