@@ -260,3 +260,20 @@ def test_picker_matches_words_in_any_order() -> None:
     assert [i.id for i, _ in rank_items(items, "tick search")][0] == "search_tickets"
     assert [i.id for i, _ in rank_items(items, "tick")] == ["search_tickets", "create_ticket"]
     assert rank_items(items, "search zebra") == []
+
+
+# 4 and 15 ----------------------------------------------------------------------------------
+async def test_keys_typed_fast_make_exactly_the_submitted_turns(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path, policy={"high": 1.0, "medium": 1.0}))  # no dialog takes keys
+    async with app.run_test(size=(120, 40)) as pilot:
+        # all keys queued at once, before the catalog has loaded: Enter must cut the turns where it
+        # was typed (the binding ran only after later keys were inserted), and nothing is superseded
+        keys = [*"msg one", "enter", *"msg two", "enter", *"msg three", "ctrl+j", *"msg four", "enter"]
+        box = app.query_one("#message", MessageInput)
+        for key in keys:
+            char = key if len(key) == 1 else None
+            app.post_message(events.Key(key, char if key != "ctrl+j" else "\n"))  # as the driver does
+        await settle(app, pilot)
+        assert [t.message for t in app.session.turns] == ["msg one", "msg two", "msg three", "msg four"]
+        assert all(t.decision is not None and t.decision.band == "low" for t in app.session.turns)
+        assert box.value == ""

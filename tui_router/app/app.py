@@ -68,6 +68,9 @@ class RouterConsole(App[int]):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute, so subclasses elsewhere find it
     TITLE = "tui-router"
     ENABLE_COMMAND_PALETTE = True
+    # The screen's auto-focus would pick the first focusable widget (the Catalog filter) after our
+    # on_mount: keys typed right after launch went there (issue 13). Start in the message box.
+    AUTO_FOCUS = "#message"
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys, bands and where things are saved"),
         Binding("question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Keys, bands and where things are saved"),
@@ -96,7 +99,7 @@ class RouterConsole(App[int]):
         self._router_error = ""
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
-        self._routing: dict[Worker, int] = {}
+        self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
         self._loading_timer: Timer | None = None
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
@@ -250,24 +253,36 @@ class RouterConsole(App[int]):
 
     def _turn_submitted(self, message: TurnSubmitted) -> None:
         index = self.workspace.add_turn(message.message)
-        turn = self.workspace.turn(index)
         log = self.log_table
         log.upsert(index)
         log.select(index)  # RowHighlighted -> show_turn
         if self.router is None and not self._router_error:
             self.notify("Still loading the catalog and backend; the message will be routed when they are ready.", markup=False)
-        worker = self.route_turn(index, turn)
-        self._routing[worker] = index
+        carried: list[int] = []
+        for earlier in self._routing.values():
+            if self.router is None:
+                carried += earlier  # never reached a backend: routed, in order, with this one
+            else:
+                for i in earlier:  # in a backend: superseded (the exclusive worker cancels it)
+                    self._unresolved(i, "superseded by a newer message before it was decided")
+        self._routing.clear()  # a worker cancelled before it started never reports a state change
+        indexes = [*carried, index]
+        worker = self.route_turns(indexes, [self.workspace.turn(i) for i in indexes])
+        self._routing[worker] = indexes
         self._start_loading_timer()
 
     @work(exclusive=True, exit_on_error=False, group="turn")
-    async def route_turn(self, index: int, turn: Turn) -> None:
-        """One worker per turn; exclusive, so a stale answer never overwrites a fresh one."""
+    async def route_turns(self, indexes: list[int], turns: list[Turn]) -> None:
+        """Exclusive, so a stuck backend call is given up when a newer message comes."""
         await self._router_ready.wait()
         if self.router is None:
             raise RuntimeError(self._router_error or "no router is loaded")
-        decision = await self.router.aroute(turn.message)
-        self.post_message(DecisionReady(index, decision, turn))
+        for index, turn in zip(indexes, turns, strict=True):
+            decision = await self.router.aroute(turn.message)
+            self.post_message(DecisionReady(index, decision, turn))
+
+    def _in_flight(self, index: int) -> bool:
+        return any(index in indexes for indexes in self._routing.values())
 
     def _start_loading_timer(self) -> None:
         if self._loading_timer is not None:
@@ -277,7 +292,7 @@ class RouterConsole(App[int]):
     def _show_loading(self) -> None:
         if self._routing:
             index = self.log_table.selected_index
-            if index is not None and index in self._routing.values():
+            if index is not None and self._in_flight(index):
                 self.show_turn(index, in_flight=True)
             self.query_one("#distribution-pane").loading = True
 
@@ -326,16 +341,15 @@ class RouterConsole(App[int]):
             return
         error = worker.error
         if worker.group == "turn":
-            index = self._routing.pop(worker, None)
+            indexes = self._routing.pop(worker, None)
             if not self._routing:
                 self._stop_loading()
-            if index is None:
-                return
-            if state is WorkerState.ERROR:
-                self._unresolved(index, f"routing failed: {error}")
-                self.notify(f"Turn {index + 1} could not be routed: {error}", severity="error", timeout=8, markup=False)
-            elif state is WorkerState.CANCELLED:
-                self._unresolved(index, "superseded by a newer message before it was decided")
+            for index in indexes or []:  # turns the worker decided already keep their decision
+                if state is WorkerState.ERROR and self.session.turns[index].decision is None:
+                    self._unresolved(index, f"routing failed: {error}")
+                    self.notify(f"Turn {index + 1} could not be routed: {error}", severity="error", timeout=8, markup=False)
+                elif state is WorkerState.CANCELLED:
+                    self._unresolved(index, "superseded by a newer message before it was decided")
         elif worker.group == "router" and state is WorkerState.ERROR:
             lines = error.lines() if isinstance(error, UserError) else [str(error)]
             if self.router is None:
@@ -383,7 +397,7 @@ class RouterConsole(App[int]):
         """
         turns = self.session.turns
         if index is not None and 0 <= index < len(turns) and turns[index].decision is None and not in_flight:
-            if index in self._routing.values():
+            if self._in_flight(index):
                 return
         candidates = self.query_one("#candidates", CandidatesView)
         distribution = self.query_one("#distribution", DistributionView)
@@ -400,7 +414,7 @@ class RouterConsole(App[int]):
             turn,
             none_option,
             live.formula if live else self.config.policy.confidence,
-            routing=turn.decision is None and index in self._routing.values(),
+            routing=turn.decision is None and self._in_flight(index),
         )
         candidates.show(view, self.router.catalog if self.router else None)
         distribution.show(view)
@@ -665,6 +679,8 @@ class RouterConsole(App[int]):
             self.notify(str(exc), severity="warning", markup=False)
             return False
         self.workers.cancel_group(self, "turn")
+        self._routing.clear()  # their turns belong to the session left behind
+        self._stop_loading()
         self._live.clear()
         self.log_table.set_turns(session.turns)
         if session.turns:
