@@ -277,3 +277,68 @@ async def test_keys_typed_fast_make_exactly_the_submitted_turns(tmp_path: Path) 
         assert [t.message for t in app.session.turns] == ["msg one", "msg two", "msg three", "msg four"]
         assert all(t.decision is not None and t.decision.band == "low" for t in app.session.turns)
         assert box.value == ""
+
+
+# 8 -----------------------------------------------------------------------------------------
+async def test_hints_say_where_the_keys_work_and_execute_is_a_proposal(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    _, confidence = confidence_of(config, AGENDA)
+    app = make_app(config)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, AGENDA)
+        assert app.query_one("#message").has_focus
+        text = " ".join(screen_text(app).split())
+        assert "f in the Decision log" in text and "escape moves there" in text
+        app.set_thresholds(*thresholds_for("high", confidence))
+        await submit(app, pilot, AGENDA)
+        from tui_router.app.widgets.distribution import DistributionView, render_distribution
+
+        assert app.session.turns[-1].decision.action == "execute"
+        shown = render_distribution(app.query_one(DistributionView).view, 200).plain
+        assert "→ execute (proposed only: tools never run here)" in shown
+
+
+# 12 ----------------------------------------------------------------------------------------
+async def test_no_stale_text_after_a_new_session_and_one_option_count(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        for message in (AGENDA, "hello", "thanks"):
+            await submit(app, pilot, message)
+            if type(app.screen).__name__ == "ConfirmTurnModal":
+                await pilot.press("escape")
+                await settle(app, pilot)
+        text = screen_text(app)
+        assert "turn 3" in text
+        count = len(app.router.catalog.option_ids)
+        assert f"tiny ({count})" in text and f"of {count} options" in text and f"{count} options" in text
+        scores = app.session.turns[-1].decision.scores
+        shown = [line.split() for line in text.splitlines() if "escalation" in line and "││" in line]
+        assert all(float(parts[2]) >= 0 for parts in shown if len(parts) > 3 and parts[2].replace(".", "").isdigit()), shown
+        assert scores  # the candidates pane had scores to order
+        app.action_new_session()
+        await settle(app, pilot)
+        assert "turn 3" not in screen_text(app)
+
+
+async def test_a_catalog_that_fails_to_load_says_so_in_the_catalog_pane(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n', encoding="utf-8")
+    app = make_app(make_config(tmp_path).model_copy(update={"catalog": str(bad)}))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "Loading the catalog" not in text and "The catalog did not load" in text
+
+
+def test_candidates_best_first_and_no_negative_scores() -> None:
+    from tui_router.app.view import TurnView
+    from tui_router.app.widgets.candidates import render_candidates
+    from tui_router.session import TurnDecision
+
+    d = TurnDecision(candidates=["send_sms", "search_docs", "ask_user"], scores={"send_sms": 1.5, "search_docs": -0.7, "ask_user": 3.0}, choice="ask_user", band="low", action="fallback")
+    lines = render_candidates(TurnView(message="m", decision=d), None, 60).plain.splitlines()[1:]
+    assert [line.split()[0] for line in lines] == ["ask_user", "send_sms", "search_docs"]
+    assert "-0.70" not in "\n".join(lines) and lines[2].split()[1] == "0.00"

@@ -356,6 +356,7 @@ class RouterConsole(App[int]):
                 self._router_error = "; ".join(lines)
                 self._router_ready.set()  # waiting turns end unresolved instead of hanging
                 self._update_status(loading="not loaded: see the notification")
+                self.query_one("#catalog-pane", CatalogPane).failed(self._router_error)
             else:
                 self._update_status(loading="")  # a failed switch: the previous router stays
             self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
@@ -405,6 +406,8 @@ class RouterConsole(App[int]):
         if index is None or not 0 <= index < len(turns):
             candidates.show(None, self.router.catalog if self.router else None)
             distribution.show(None)
+            for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
+                pane.border_subtitle = ""  # no "turn 5" left from the session before
             detail.set_content(Content.styled("Type a user message below and press Enter. Press F1 for help.", "$text-muted"))
             return
         turn = turns[index]
@@ -919,5 +922,6 @@ def turn_detail(turn: Turn) -> Content:
         if fb.output:
             parts.append(Content(shorten(one_line(fb.output), 600) if len(fb.output) > 600 else fb.output.rstrip()))
     elif fallback_pending(d) and d is not None and d.outcome != "fallback_done":
-        parts.append(Content.styled("fallback pending: press f to send it to the fallback LLM command", "$text-muted"))
+        # the message box has focus most of the time, and there f types an f: say how to get there
+        parts.append(Content.styled("fallback pending: f in the Decision log sends it to the fallback LLM command (escape moves there from the message box)", "$text-muted"))
     return Content("\n").join(parts)
