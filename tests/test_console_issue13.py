@@ -342,3 +342,30 @@ def test_candidates_best_first_and_no_negative_scores() -> None:
     lines = render_candidates(TurnView(message="m", decision=d), None, 60).plain.splitlines()[1:]
     assert [line.split()[0] for line in lines] == ["ask_user", "send_sms", "search_docs"]
     assert "-0.70" not in "\n".join(lines) and lines[2].split()[1] == "0.00"
+
+
+# 11 ----------------------------------------------------------------------------------------
+async def test_fallback_output_streams_into_the_view_with_elapsed_time(tmp_path: Path) -> None:
+    from app_harness import fallback_section
+
+    app = make_app(make_config(tmp_path, fallback=fallback_section("sleepy.py", "30")))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, AGENDA)
+        app.log_table.focus()
+        await pilot.press("f")
+        text = ""
+        for _ in range(100):  # the command prints at once, then sleeps
+            await pilot.pause(0.05)
+            text = screen_text(app)
+            if "thinking..." in text:
+                break
+        assert "thinking..." in text and "fallback running ·" in text
+        assert "llm " in app.log_table.row_cells(0)["outcome"]
+        await pilot.pause(1.1)
+        assert app.log_table.row_cells(0)["outcome"].strip() != "llm 0s"  # the elapsed time moves
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert "fallback running" not in screen_text(app)
+        assert app.session.turns[0].fallback is None  # cancelled: nothing saved for it

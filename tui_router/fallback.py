@@ -14,6 +14,7 @@ import asyncio
 import codecs
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -84,8 +85,9 @@ def message_env(message: str) -> dict[str, str]:
 class _Capture:
     """Bytes read from one pipe: the first `cap` kept, the rest counted and dropped."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, progress: Callable[[str], None] | None = None) -> None:
         self.cap = cap
+        self.progress = progress  # called with the text so far after each chunk (the console streams it)
         self.data = bytearray()
         self.truncated = False
 
@@ -97,6 +99,8 @@ class _Capture:
                 self.data += chunk[:room]
             if len(chunk) > max(room, 0):
                 self.truncated = True
+            if self.progress is not None and room > 0:
+                self.progress(codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self.data)))
 
     def text(self) -> str:
         # final=False: a character cut in half by the cap is dropped instead of shown as U+FFFD
@@ -130,6 +134,7 @@ async def run_fallback(
     *,
     cwd: str | Path | None = None,
     config_location: str = "see `tui-router locate config`",
+    progress: Callable[[str], None] | None = None,
 ) -> FallbackResult:
     """Run the configured command on `message`. Never raises for a command problem.
 
@@ -161,7 +166,7 @@ async def run_fallback(
         return result(error=f"fallback command {command[0]!r} could not start: {exc.strerror or exc}")
 
     assert process.stdin and process.stdout and process.stderr
-    out, err = _Capture(config.output_cap), _Capture(STDERR_CAP)
+    out, err = _Capture(config.output_cap, progress), _Capture(STDERR_CAP)
     tasks = [
         asyncio.ensure_future(_feed(process.stdin, message.encode("utf-8"))),
         asyncio.ensure_future(out.drain(process.stdout)),

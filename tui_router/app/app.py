@@ -9,6 +9,7 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,7 @@ from .format import display_path, one_line, shorten
 from .messages import (
     DecisionReady,
     FallbackFinished,
+    FallbackOutput,
     LabelChanged,
     OutcomeRecorded,
     RouterReady,
@@ -103,7 +105,10 @@ class RouterConsole(App[int]):
         self._loading_timer: Timer | None = None
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
-        self._config_note = ""  # said once the reloaded config's router is in use
+        self._config_note = ""
+        self._fallback_started = 0.0  # monotonic time the running fallback command started
+        self._fallback_output = ""  # what it printed so far, shown while it runs
+        self._fallback_timer: Timer | None = None  # said once the reloaded config's router is in use
 
     @property
     def session(self) -> Session:
@@ -425,7 +430,7 @@ class RouterConsole(App[int]):
         for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
             if pane.border_subtitle != subtitle:  # a new subtitle repaints the whole pane
                 pane.border_subtitle = Content(subtitle)
-        detail.set_content(turn_detail(turn))
+        detail.set_content(turn_detail(turn, self._fallback_running() if index == self.workspace.fallback_turn else None))
 
     # ------------------------------------------------------------------ confirm
     def open_confirm(self, index: int) -> None:
@@ -549,23 +554,56 @@ class RouterConsole(App[int]):
             self.notify(refusal, severity="warning", markup=False)
             return
         self.workspace.start_fallback(index)
-        self.log_table.flags[index] = "llm…"
-        self.log_table.upsert(index)
+        self._fallback_started, self._fallback_output = time.monotonic(), ""
+        self._fallback_timer = self.set_interval(0.5, self._fallback_tick)
+        self._fallback_tick()
         self.refresh_bindings()
         self.run_fallback_turn(index, turn.message)
+
+    def _fallback_running(self) -> tuple[float, str] | None:
+        if self.workspace.fallback_turn is None:
+            return None
+        return time.monotonic() - self._fallback_started, self._fallback_output
+
+    def _fallback_tick(self) -> None:
+        """Elapsed time on the row and in the detail while the command runs."""
+        index = self.workspace.fallback_turn
+        running = self._fallback_running()
+        if index is None or running is None:
+            return
+        self.log_table.flags[index] = f"llm {running[0]:.0f}s"
+        self.log_table.upsert(index)
+        if self.log_table.selected_index == index:
+            self.query_one("#turn-detail", PaneText).set_content(turn_detail(self.session.turns[index], running))
+
+    def on_fallback_output(self, message: FallbackOutput) -> None:
+        if message.index == self.workspace.fallback_turn:
+            self._fallback_output = message.text
+            self._fallback_tick()
 
     @work(exclusive=True, exit_on_error=False, group="fallback")
     async def run_fallback_turn(self, index: int, message: str) -> None:
         from ..fallback import run_fallback
 
-        result = await run_fallback(message, self.config.fallback, cwd=self.config.base_dir, config_location=config_location(self.config))
+        result = await run_fallback(
+            message,
+            self.config.fallback,
+            cwd=self.config.base_dir,
+            config_location=config_location(self.config),
+            progress=lambda text: self.post_message(FallbackOutput(index, text)),  # streamed into the view
+        )
         self.post_message(FallbackFinished(index, result))
 
     def _fallback_done(self) -> None:
         index = self.workspace.end_fallback()
+        if self._fallback_timer is not None:
+            self._fallback_timer.stop()
+            self._fallback_timer = None
         if index is not None:
             self.log_table.flags.pop(index, None)
             self.log_table.upsert(index)
+            if self.log_table.selected_index == index:
+                self.show_turn(index)  # the running line and partial output go
         self.refresh_bindings()
 
     def on_fallback_finished(self, message: FallbackFinished) -> None:
@@ -903,14 +941,20 @@ def config_location(config: Config) -> str:
     return f"{user_config_path()}, or the path `tui-router locate config` prints"
 
 
-def turn_detail(turn: Turn) -> Content:
+def turn_detail(turn: Turn, running: tuple[float, str] | None = None) -> Content:
     """The selected turn's full message (shortened to a few lines) and its fallback result."""
     parts: list[Content] = [Content.assemble(("message ", "$text-muted"), shorten(turn.message, 400))]
     d = turn.decision
     if d is not None and d.error:
         parts.append(Content.assemble(("error ", "bold $error"), (d.error, "$error")))
     fb = turn.fallback
-    if fb is not None:
+    if running is not None:
+        elapsed, output = running
+        parts.append(Content.styled(f"fallback running · {elapsed:.1f} s (c in the Decision log cancels)", "bold $warning"))
+        if output:
+            tail = output.rstrip()[-1200:]  # the newest output; the full text is saved when it ends
+            parts.append(Content(tail))
+    elif fb is not None:
         head = "fallback " + (f"exit {fb.exit_code}" if fb.exit_code is not None else "no exit code")
         if fb.duration_ms is not None:
             head += f" · {fb.duration_ms:.0f} ms"
