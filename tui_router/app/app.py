@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from ..route import Decision, Router
 
 NARROW = 110  # below this many columns the Catalog pane collapses (F2 shows it)
+SHORT = 30  # below this many rows the message box loses its border and the top panes grow
 WIDE = 140  # from here the Catalog pane is wider and the log shows every column
 LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer than this
 BACKENDS = ("local", "bm25", "systemone", "semantic")
@@ -174,6 +175,13 @@ class RouterConsole(App[int]):
         main = self.screen_stack[0]  # the console screen, even while a dialog is on top
         narrow = width < NARROW
         main.set_class(narrow, "-narrow")
+        # short terminals (80x24, 60x20): a borderless message box and a taller top row, so the
+        # Candidates and Distribution panes show their rows and the log still shows the selected turn
+        short = self.size.height < SHORT
+        main.set_class(short, "-short")
+        message = self.query_one("#message", MessageInput)
+        if message.compact != short:
+            message.compact = short
         main.set_class(width >= WIDE, "-wide")
         open_ = self._catalog_open if self._catalog_open is not None else not narrow
         main.set_class(open_, "-catalog-open")
@@ -317,7 +325,12 @@ class RouterConsole(App[int]):
         if decision.band.value == "unresolved":
             self.notify(f"Turn {index + 1} is unresolved: {decision.error}", severity="error", timeout=8, markup=False)
         if decision.action.value == "confirm":
-            self.open_confirm(index)
+            box = self.query_one("#message", MessageInput)
+            if box.has_focus and box.typing():
+                # a dialog popping up mid-sentence would take the next y/n/c as an answer
+                self.notify(f"Turn {index + 1} waits for confirmation: Enter on its row in the Decision log opens it.", markup=False)
+            else:
+                self.open_confirm(index)
 
     def _unresolved(self, index: int, error: str) -> None:
         """A turn whose routing never finished: kept, unresolved, and fallback pending."""
@@ -427,9 +440,12 @@ class RouterConsole(App[int]):
         candidates.show(view, self.router.catalog if self.router else None)
         distribution.show(view)
         subtitle = f"turn {index + 1}"
-        for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
-            if pane.border_subtitle != subtitle:  # a new subtitle repaints the whole pane
-                pane.border_subtitle = Content(subtitle)
+        d = turn.decision
+        # the turn's own thresholds stay visible even when its bars fill a short pane
+        thresholds = f" · ≥{d.high:g}/≥{d.medium:g}" if d is not None and d.high is not None and d.medium is not None else ""
+        for pane, text in ((self.query_one("#candidates-pane"), subtitle), (self.query_one("#distribution-pane"), subtitle + thresholds)):
+            if pane.border_subtitle != text:  # a new subtitle repaints the whole pane
+                pane.border_subtitle = Content(text)
         detail.set_content(turn_detail(turn, self._fallback_running() if index == self.workspace.fallback_turn else None))
 
     # ------------------------------------------------------------------ confirm
@@ -945,6 +961,8 @@ def turn_detail(turn: Turn, running: tuple[float, str] | None = None) -> Content
     """The selected turn's full message (shortened to a few lines) and its fallback result."""
     parts: list[Content] = [Content.assemble(("message ", "$text-muted"), shorten(turn.message, 400))]
     d = turn.decision
+    if d is not None and d.action == "execute":
+        parts.append(Content.styled("execute is a proposal for your application's dispatcher: this console never runs a tool", "$text-muted"))
     if d is not None and d.error:
         parts.append(Content.assemble(("error ", "bold $error"), (d.error, "$error")))
     fb = turn.fallback

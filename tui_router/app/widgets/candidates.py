@@ -24,6 +24,8 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
     head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
     if total is not None:
         head += f" of {total} options"
+        if len(head) > width:  # one line in a narrow pane
+            head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} of {total} options"
     lines: list[Content] = [Content.styled(head, "$text-muted")]
     if not d.candidates:
         lines.append(Content.styled("No candidates: nothing in the catalog matched.", "$text-muted"))

@@ -42,8 +42,6 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
         (" → ", "$text-muted"),
         (d.action, "bold"),
     )
-    if d.action == "execute":  # a proposal for the application; this console never runs a tool
-        head = head + Content.styled(" (proposed only: tools never run here)", "$text-muted")
     if d.outcome not in ("pending", "proposed") or d.history:
         head = head + Content.styled(f" · {outcome_trail(d)}", "$text-muted")
     parts.append(head)

@@ -31,6 +31,10 @@ class MessageInput(Input):
         event.prevent_default()
         event.stop()
 
+    def typing(self) -> bool:
+        """The operator has started the next message (its keys must not answer a dialog)."""
+        return bool(self.value.strip())
+
     def _on_key(self, event: events.Key) -> None:
         # Enter is handled here, in key order, not through the binding: a binding runs only after
         # the key has bubbled up to the app, by which time the keys typed after it were already
