@@ -391,3 +391,39 @@ async def test_small_terminals_show_every_candidate_one_header_line_and_the_sele
         await pilot.press("home")
         await pilot.pause()
         assert any("message number 0 " in line or "message numbe…" in line for line in screen_text(app).splitlines()[8:])
+
+
+async def test_a_confirm_dialog_waits_while_the_next_message_is_typed(tmp_path: Path) -> None:
+    from tui_router.app.messages import TurnSubmitted
+
+    base = make_config(tmp_path)
+    _, confidence = confidence_of(base, REMINDER)
+    app = make_app(make_config(tmp_path, policy=dict(zip(("high", "medium"), thresholds_for("medium", confidence), strict=True))))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message", MessageInput)
+        box.value = "yes and no"  # the next message, half typed: its y and n must not answer a dialog
+        app.post_message(TurnSubmitted(REMINDER))
+        await settle(app, pilot)
+        assert type(app.screen).__name__ != "ConfirmTurnModal"
+        assert "waits for confirmation" in notifications(app)[-1]
+        assert app.session.turns[0].decision.outcome == "pending" and box.value == "yes and no"
+        app.log_table.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+
+
+async def test_replay_run_file_of_the_demo_bench(tmp_path: Path) -> None:
+    from tui_router.config import Config
+
+    bench = Path(__file__).resolve().parent.parent / "sessions" / "demo-bench.toml"
+    app = RouterConsole(Config(backend="local", sessions_dir=str(tmp_path / "sessions")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run_palette(app, pilot, "replay: run file")
+        assert type(app.screen).__name__ == "PromptModal"
+        app.screen.query_one("#prompt-input", Input).value = str(bench)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "ReplayScreen"
+        assert app.screen.query_one("#replay-table").row_count == len(load_session(bench).turns)
