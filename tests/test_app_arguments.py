@@ -77,6 +77,10 @@ async def test_high_band_shows_arguments_and_invalid_ones_open_the_confirm_dialo
         assert not isinstance(app.screen, ConfirmTurnModal)
         text = screen_text(app)
         assert "arguments (fetch_page, extractor, valid)" in text
+        # the detail pane scrolls: bring its end (where the arguments are) into view
+        app.query_one("#turn-detail-scroll").scroll_end(animate=False)
+        await pilot.pause()
+        text = screen_text(app)
         assert '{"url": "https://example.com/[bold]pricing"}' in text  # shown as text, never as markup
 
         # high band, required argument missing: demoted to confirm, and the dialog says why

@@ -169,6 +169,11 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
             if key not in TOOL_KEYS:
                 hint = did_you_mean(key, TOOL_KEYS)
                 (problems if hint else warnings).append(f"{where}: unknown field '{key}'{hint}")
+        if isinstance(raw_id, str):  # by the raw id, so a copy of an invalid first entry is still caught
+            if raw_id in seen:
+                problems.append(f"{where}: field 'id' duplicates tools[{seen[raw_id]}]")
+                continue
+            seen[raw_id] = index
         if "schema" in raw and not isinstance(raw["schema"], dict):
             problems.append(f"{where}: field 'schema' must be a table (a JSON Schema object)")
             raw = {k: v for k, v in raw.items() if k != "schema"}
@@ -186,10 +191,6 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
                     msg = f"unknown risk {raw.get('risk')!r}; use one of {', '.join(r.value for r in Risk)}"
                 problems.append(f"{where}: field '{field}' {msg}")
             continue
-        if tool.id in seen:
-            problems.append(f"{where}: field 'id' duplicates tools[{seen[tool.id]}]")
-            continue
-        seen[tool.id] = index
         if tool.id == none_option:
             problems.append(f"{where}: field 'id' collides with none_option '{none_option}'")
             continue
@@ -197,7 +198,8 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
 
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
-        raise CatalogError(f"{source}: {len(problems)} {noun} in the catalog", problems)
+        # warnings too: fixing the errors should not reveal a second list
+        raise CatalogError(f"{source}: {len(problems)} {noun} in the catalog", problems + [f"warning: {w}" for w in warnings])
     return Catalog(
         name=name.strip(),
         description=str(data.get("description", "")),

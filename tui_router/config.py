@@ -153,7 +153,8 @@ class Config(_Section):
     catalog: str = "demo"
     # auto: semantic when its extra is installed (better on every labelled set), else local
     backend: BackendName = "auto"
-    sessions_dir: str = "sessions"
+    # None: the platform's user data folder (platformdirs), the same from any directory
+    sessions_dir: str | None = None
     retrieval: RetrievalConfig = RetrievalConfig()
     policy: PolicyConfig = PolicyConfig()
     local: LocalConfig = LocalConfig()
@@ -183,6 +184,8 @@ class Config(_Section):
 
     @property
     def sessions_path(self) -> Path:
+        if self.sessions_dir is None:
+            return default_sessions_path()
         return self.resolve(self.sessions_dir)
 
     def secret_env_names(self) -> list[str]:
@@ -244,6 +247,13 @@ def find_config_file(explicit: str | Path | None = None) -> Path | None:
         return local
     user = user_config_path()
     return user if user.is_file() else None
+
+
+def default_sessions_path() -> Path:
+    """<user data dir>/sessions, e.g. ~/.local/share/tui-router/sessions (XDG_DATA_HOME honoured)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("tui-router", appauthor=False) / "sessions"
 
 
 def user_config_path() -> Path:

@@ -19,7 +19,7 @@ import codecs
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -95,8 +95,9 @@ def message_env(message: str, secret_env: Iterable[str] = ()) -> dict[str, str]:
 class _Capture:
     """Bytes read from one pipe: the first `cap` kept, the rest counted and dropped."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, progress: Callable[[str], None] | None = None) -> None:
         self.cap = cap
+        self.progress = progress  # called with the text so far after each chunk (the console streams it)
         self.data = bytearray()
         self.truncated = False
 
@@ -108,6 +109,8 @@ class _Capture:
                 self.data += chunk[:room]
             if len(chunk) > max(room, 0):
                 self.truncated = True
+            if self.progress is not None and room > 0:
+                self.progress(codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self.data)))
 
     def text(self) -> str:
         # final=False: a character cut in half by the cap is dropped instead of shown as U+FFFD
@@ -150,6 +153,7 @@ async def run_fallback(
     cwd: str | Path | None = None,
     config_location: str = "see `tui-router locate config`",
     secret_env: Iterable[str] = (),
+    progress: Callable[[str], None] | None = None,
 ) -> FallbackResult:
     """Run the configured command on `message`. Never raises for a command problem.
 
@@ -183,7 +187,7 @@ async def run_fallback(
         return result(error=f"fallback command {command[0]!r} could not start: {exc.strerror or exc}")
 
     assert process.stdin and process.stdout and process.stderr
-    out, err = _Capture(config.output_cap), _Capture(STDERR_CAP)
+    out, err = _Capture(config.output_cap, progress), _Capture(STDERR_CAP)
     tasks = [
         asyncio.ensure_future(_feed(process.stdin, message.encode("utf-8"))),
         asyncio.ensure_future(out.drain(process.stdout)),

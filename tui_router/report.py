@@ -281,7 +281,7 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
         mark = "broken" if r.broken else "fixed" if r.fixed else ("changed" if r.changed else "")
         rows.append(
             [
-                str(r.index),
+                str(r.index + 1),  # turns count from 1, as in the console
                 shorten(r.message, 48),
                 r.label or "-",
                 f"{r.recorded_choice or '-'} ({r.recorded_band or 'not recorded'})",
@@ -290,6 +290,9 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
                 mark,
             ]
         )
+    note = report.summary_line() + (f"; mean TV distance {num(report.mean_tv)}" if report.mean_tv is not None else "")
+    if not rows:  # nothing changed: no table of "-", one line that says so
+        return [Section(title=title, headers=[], rows=[], note=note + " (--all lists every turn)")]
     return [
         Section(
             title=title,
@@ -421,7 +424,7 @@ def print_sections(sections: Sequence[Section], file: IO[str] | None = None, wid
             table.add_row(*(Text(cell) for cell in row))
         if not s.rows:
             table.add_row(*(Text("-") for _ in s.headers))
-        console.print(table)
+        console.print(table if s.headers else Text(s.title, style="bold"))
         if s.note:
             console.print(Text(s.note, style="dim"))
         console.print()

@@ -31,6 +31,14 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class OutcomeStep(_Record):
+    """One earlier outcome of a turn (e.g. declined, before the fallback took it)."""
+
+    outcome: Outcome
+    rerouted_to: str | None = None
+    at: str | None = None
+
+
 class TurnDecision(_Record):
     candidates: list[str] = []
     scores: dict[str, float] = {}
@@ -42,6 +50,7 @@ class TurnDecision(_Record):
     action: Literal["execute", "confirm", "escalate", "fallback"] = "fallback"
     outcome: Outcome = "pending"
     rerouted_to: str | None = None
+    history: list[OutcomeStep] = []  # earlier outcomes, oldest first; `outcome` is the latest
     error: str = ""
     latency_ms: float | None = None
     model: str | None = None

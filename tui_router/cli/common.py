@@ -11,7 +11,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     """--config/--catalog/--backend, accepted after the subcommand too."""
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
     parser.add_argument("--catalog", metavar="PATH", default=argparse.SUPPRESS, help="catalog file or bundled name")
-    parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="local | bm25 | systemone | semantic")
+    parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="auto (default: semantic when installed, else local) | local | bm25 | systemone | semantic")
     parser.add_argument("--base-url", metavar="URL", default=argparse.SUPPRESS, help="System One server, e.g. http://127.0.0.1:8787/v1 (overrides [systemone] base_url)")
 
 

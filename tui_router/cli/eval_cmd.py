@@ -252,7 +252,8 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     else:
         for session, report in per_file:
             print_sections(replay_sections(report, title=f"Replay: {session.path} ({router.backend.name}, {router.backend.model})", show_all=args.all))
-        print(total.summary_line())
+        if len(per_file) > 1:  # one file: its section's note already is the summary
+            print(total.summary_line())
     code = 1 if total.broken else 0
     if gate is not None and not _print_gate(gate, to_stderr=args.json):
         code = 1

@@ -19,9 +19,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import UserError
     from ..route import build_router
 
-    message = sys.stdin.read() if args.message == "-" else args.message
+    message, replaced = read_message(args.message)
+    if not message.strip():
+        raise UserError("the message is empty: give the text to route (or '-' with text on stdin)")
+    if replaced:
+        print("tui-router: warning: the message was not valid UTF-8; the bad bytes were replaced with U+FFFD", file=sys.stderr)
     config = config_from_args(args)
     router = build_router(config)
     try:
@@ -42,6 +47,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"tui-router: unresolved: {decision.error}", file=sys.stderr)
         return 1
     return 0
+
+
+def read_message(value: str) -> tuple[str, bool]:
+    """The message from argv or stdin as valid text, and whether bad bytes had to be replaced.
+
+    Python hands undecodable argv bytes over as lone surrogates, which break every encoder after
+    this point (the embedding backend among them), and a strict stdin read raises: decode the raw
+    bytes with replacement instead."""
+    if value == "-":
+        raw = sys.stdin.buffer.read()
+    else:
+        raw = value.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "replace")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return text, True
+    return text, False
 
 
 def format_summary(decision) -> str:
