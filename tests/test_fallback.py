@@ -154,6 +154,14 @@ def _background_pid(pidfile: Path) -> int:
     return int(pidfile.read_text().split()[0])
 
 
+async def _written(pidfile: Path) -> None:
+    """Until the command has written its background child's pid (at most 5 s)."""
+    for _ in range(250):
+        if pidfile.exists() and pidfile.read_text().strip():
+            return
+        await asyncio.sleep(0.02)
+
+
 async def test_timeout_ends_what_the_command_started_in_the_background(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     result = await run_fallback("hello", cmd("forks.py", str(pidfile), "hang", timeout=1.0))
@@ -175,10 +183,7 @@ async def test_a_command_that_exits_leaves_no_background_job(tmp_path: Path) -> 
 async def test_cancel_ends_the_whole_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     task = asyncio.create_task(run_fallback("hello", cmd("forks.py", str(pidfile), "hang", timeout=30.0)))
-    for _ in range(250):
-        if pidfile.exists() and pidfile.read_text().strip():
-            break
-        await asyncio.sleep(0.02)
+    await _written(pidfile)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

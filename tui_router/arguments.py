@@ -3,8 +3,8 @@
 The seeds' third layer ("act"): the router picks a tool, then the application builds the arguments
 and validates them before any call. Two sources:
 
-- `[arguments] command = [...]`: an argument list run without a shell (the fallback's rules: timeout,
-  output cap, own process group, no secrets in its environment), given one JSON object on stdin
+- `[arguments] command = [...]`: an argument list run by command.py's `run_command`, as the fallback
+  is (no shell, timeout, output cap, own process group, no secrets in its environment), given one JSON object on stdin
   (message, tool id, when_to_use, schema); it prints one JSON object of arguments.
 - With no command, `extract_arguments`: a deterministic extractor that fills only what the message
   states plainly (e-mail, URL, phone, ISO date/time, numbers next to a unit the field name names,
@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
 import time
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from .catalog import Tool
-from .config import SECRET_HEADER_WORDS, ArgumentsConfig
-from .fallback import STDERR_CAP, _Capture, _feed
+from .command import STDERR_CAP, child_env, run_command
+from .config import ArgumentsConfig
 from .session import ArgumentsRecord, now_iso
 
 Source = Literal["command", "extractor"]
@@ -296,88 +295,48 @@ def extract_arguments(tool: Tool, message: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 
 
-def command_env(config: ArgumentsConfig) -> dict[str, str]:
-    """Our environment less anything that looks like a credential (the command needs none of ours)."""
-    words = [w.upper().replace("-", "_") for w in SECRET_HEADER_WORDS] + ["KEY", "PASSWD", "CREDENTIAL"]
-    return {k: v for k, v in os.environ.items() if not any(w in k.upper() for w in words)}
+def command_env(config: ArgumentsConfig, secret_env: Iterable[str] = ()) -> dict[str, str]:
+    """Our environment less the config-named secrets and anything that looks like a credential.
+
+    The name heuristic stays here (not for the fallback): this command only turns a message and a
+    schema into JSON and needs none of our keys, and since issue 15 it has been promised an
+    environment without them; the fallback is an LLM client that must get its own provider key.
+    """
+    return child_env(secret_env, drop_credential_like=True)
 
 
 def request_payload(tool: Tool, message: str) -> dict[str, Any]:
     return {"message": message, "tool": tool.id, "when_to_use": tool.when_to_use, "schema": tool.input_schema or {}}
 
 
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            try:
-                process.kill()
-            except ProcessLookupError:
-                pass
+async def run_arguments_command(
+    tool: Tool, message: str, config: ArgumentsConfig, *, secret_env: Iterable[str] = ()
+) -> ArgumentsResult:
+    """Run `[arguments] command` for one routed tool. Never raises for a command problem.
 
-
-async def run_arguments_command(tool: Tool, message: str, config: ArgumentsConfig) -> ArgumentsResult:
-    """Run `[arguments] command` for one routed tool. Never raises for a command problem."""
+    `secret_env` names environment variables the command must not see (Config.secret_env_names()).
+    Cancelling the task that awaits this kills the command's group and re-raises CancelledError.
+    """
     started = time.perf_counter()
-    command = list(config.command)
-    name = command[0] if command else ""
 
     def failed(error: str) -> ArgumentsResult:
         return check(tool, {}, "command", started, error=error)
 
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=command_env(config),
-            start_new_session=True,  # its own process group, so a timeout stops its children too
-        )
-    except FileNotFoundError:
-        return failed(f"arguments command not found: {name!r} (is it installed and on PATH?)")
-    except PermissionError:
-        return failed(f"arguments command is not executable: {name!r}")
-    except OSError as exc:
-        return failed(f"arguments command {name!r} could not start: {exc.strerror or exc}")
-    assert process.stdin and process.stdout and process.stderr
-    out, err = _Capture(config.output_cap), _Capture(STDERR_CAP)
     payload = json.dumps(request_payload(tool, message), ensure_ascii=False).encode("utf-8")
-    tasks = [
-        asyncio.ensure_future(_feed(process.stdin, payload)),
-        asyncio.ensure_future(out.drain(process.stdout)),
-        asyncio.ensure_future(err.drain(process.stderr)),
-        asyncio.ensure_future(process.wait()),
-    ]
-
-    async def stop() -> None:
-        _kill_group(process)
-
-        async def settle() -> None:
-            await asyncio.wait(tasks, timeout=1.0)
-            for task in tasks:
-                task.cancel()
-            await process.wait()
-
-        await asyncio.shield(settle())
-
-    try:
-        _, pending = await asyncio.wait(tasks, timeout=config.timeout)
-    except asyncio.CancelledError:
-        await stop()
-        raise
-    if pending:
-        await stop()
-        return failed(f"arguments command timed out after {config.timeout:g} s and was stopped")
-    if process.returncode != 0:
-        last = err.text().strip().splitlines()[-1:] or [""]
-        tail = f": {last[0][:200]}" if last[0] else ""
-        return failed(f"arguments command exited with code {process.returncode}{tail}")
-    if out.truncated:
+    run = await run_command(
+        list(config.command),
+        payload,
+        timeout=config.timeout,
+        output_cap=config.output_cap,
+        stderr_cap=STDERR_CAP,
+        env=command_env(config, secret_env),
+    )
+    if error := run.error("arguments command"):
+        return failed(error)
+    if run.output_truncated:
         return failed(f"arguments command printed more than {config.output_cap} bytes; nothing was used")
     try:
-        values = json.loads(out.text())
+        values = json.loads(run.output)
     except ValueError:
         return failed("arguments command did not print a JSON object")
     if not isinstance(values, dict):
@@ -385,21 +344,25 @@ async def run_arguments_command(tool: Tool, message: str, config: ArgumentsConfi
     return check(tool, values, "command", started)
 
 
-async def abuild_arguments(tool: Tool, message: str, config: ArgumentsConfig) -> ArgumentsResult:
+async def abuild_arguments(
+    tool: Tool, message: str, config: ArgumentsConfig, *, secret_env: Iterable[str] = ()
+) -> ArgumentsResult:
     """The configured command when there is one, else the built-in extractor; always validated."""
     if config.command:
-        return await run_arguments_command(tool, message, config)
+        return await run_arguments_command(tool, message, config, secret_env=secret_env)
     started = time.perf_counter()
     return check(tool, extract_arguments(tool, message), "extractor", started)
 
 
-def build_arguments(tool: Tool, message: str, config: ArgumentsConfig | None = None) -> ArgumentsResult:
+def build_arguments(
+    tool: Tool, message: str, config: ArgumentsConfig | None = None, *, secret_env: Iterable[str] = ()
+) -> ArgumentsResult:
     """Synchronous `abuild_arguments` (for scripts and the CLI; never call it inside a running loop)."""
     config = config or ArgumentsConfig()
     if not config.command:
         started = time.perf_counter()
         return check(tool, extract_arguments(tool, message), "extractor", started)
-    return asyncio.run(run_arguments_command(tool, message, config))
+    return asyncio.run(run_arguments_command(tool, message, config, secret_env=secret_env))
 
 
 def with_label(result: ArgumentsResult, expected: dict[str, Any] | None) -> bool | None:

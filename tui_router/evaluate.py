@@ -652,7 +652,9 @@ def arguments_turns(results: Sequence[TurnResult], cases: Sequence[Turn], catalo
     return picked
 
 
-def score_arguments(results: list[TurnResult], turns: Sequence[Turn], catalog: Catalog, config: ArgumentsConfig) -> None:
+def score_arguments(
+    results: list[TurnResult], turns: Sequence[Turn], catalog: Catalog, config: ArgumentsConfig, secret_env: Sequence[str] = ()
+) -> None:
     """Build, validate and compare the arguments of every correctly routed tool turn (in place)."""
     from .arguments import abuild_arguments, build_arguments, with_label
 
@@ -661,7 +663,7 @@ def score_arguments(results: list[TurnResult], turns: Sequence[Turn], catalog: C
         return
 
     async def all_of() -> list[Any]:
-        return [await abuild_arguments(tool, turns[i].message, config) for i, tool in picked]
+        return [await abuild_arguments(tool, turns[i].message, config, secret_env=secret_env) for i, tool in picked]
 
     if config.command:  # one event loop for every run of the command
         built = asyncio.run(all_of())
@@ -961,7 +963,7 @@ def evaluate_router(
         for c, d in zip(cases, decisions, strict=True)
     ]
     if arguments:
-        score_arguments(results, [c.turn for c in cases], router.catalog, router.config.arguments)
+        score_arguments(results, [c.turn for c in cases], router.catalog, router.config.arguments, router.config.secret_env_names())
     return build_report(
         results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
     )

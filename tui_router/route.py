@@ -189,13 +189,13 @@ class Router:
         tool = self.arguments_tool(decision)
         if tool is None:
             return decision
-        return decision.with_arguments(build_arguments(tool, decision.message, self.config.arguments))
+        return decision.with_arguments(build_arguments(tool, decision.message, self.config.arguments, secret_env=self.config.secret_env_names()))
 
     async def abuild_arguments(self, decision: Decision) -> Decision:
         tool = self.arguments_tool(decision)
         if tool is None:
             return decision
-        return decision.with_arguments(await abuild_arguments(tool, decision.message, self.config.arguments))
+        return decision.with_arguments(await abuild_arguments(tool, decision.message, self.config.arguments, secret_env=self.config.secret_env_names()))
 
     def route(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()

@@ -111,7 +111,8 @@ class ArgumentsActions:
 
     @work(exclusive=True, exit_on_error=False, group="arguments")
     async def build_turn_arguments(self, index: int, turn: Turn, tool: Any) -> None:
-        result = await abuild_arguments(tool, turn.message, self.config.arguments)  # type: ignore[attr-defined]
+        config = self.config  # type: ignore[attr-defined]
+        result = await abuild_arguments(tool, turn.message, config.arguments, secret_env=config.secret_env_names())
         self.post_message(ArgumentsBuilt(index, result, turn))  # type: ignore[attr-defined]
 
     def on_arguments_built(self, message: ArgumentsBuilt) -> None:
