@@ -62,10 +62,13 @@ class LiveFollow:
             return False
         if self._follow_timer is not None:
             self._follow_timer.stop()
-        self.follow_path, self.follow_seen, self._follow_stamp, self._follow_error = path, 0, None, ""
+        again = self.follow_path is not None and path.resolve() == self.follow_path.resolve()
+        if not again:  # a different file: all its turns are new here
+            self.follow_path, self.follow_seen, self._follow_stamp, self._follow_error = path, 0, None, ""
         self._follow_timer = self.set_interval(interval, self._check_live_file)
         self._check_live_file()
-        self.notify(f"Following {path}: its new turns are added here as they arrive.", markup=False)
+        if not again:
+            self.notify(f"Following {path}: its new turns are added here as they arrive.", markup=False)
         return True
 
     def _check_live_file(self: RouterConsole) -> None:
