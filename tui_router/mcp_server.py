@@ -301,14 +301,23 @@ def build_server(search: ToolSearch) -> Any:
     return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+WRITE_INTERVAL = 0.1  # seconds between rewrites of the live file under load; a lone call is written at once
+
+
 async def _write_loop(writer: LiveSessionWriter, wake: Any) -> None:
-    """Write whatever arrived since the last write; one write at a time (group commit)."""
+    """Write whatever arrived since the last write; one write at a time (group commit).
+
+    Each write rewrites the whole file (atomically), so under a stream of calls the writes are spaced
+    WRITE_INTERVAL apart and each takes every turn that arrived meanwhile.
+    """
     import anyio
 
     while True:
         await wake.wait()
         wake.clear()
+        started = anyio.current_time()
         await anyio.to_thread.run_sync(writer.write_pending)
+        await anyio.sleep(max(0.0, WRITE_INTERVAL - (anyio.current_time() - started)))
         if writer.last_error:
             print(f"tui-router: {writer.last_error}; will retry", file=sys.stderr)
             writer.last_error = ""
@@ -396,7 +405,9 @@ async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | 
 
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say they are TCP; without it
+    # Nagle holds each response's last chunk for the peer's delayed ACK (about 40 ms a call).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))  # loopback only: this server has no authentication
