@@ -301,7 +301,7 @@ def build_server(search: ToolSearch) -> Any:
     return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-WRITE_INTERVAL = 0.1  # seconds between rewrites of the live file under load; a lone call is written at once
+WRITE_INTERVAL = 0.25  # seconds between rewrites of the live file under load; a lone call is written at once
 
 
 async def _write_loop(writer: LiveSessionWriter, wake: Any) -> None:
