@@ -357,3 +357,53 @@ def test_cli_refuses_bad_options_in_one_sentence(tmp_path: Path) -> None:
     assert follow.returncode == 2 and follow.stderr.strip().startswith("tui-router: nope.toml: cannot read the live session")
     bare = _cli("open", cwd=tmp_path)
     assert bare.returncode == 2 and "--follow LIVE" in bare.stderr and "Traceback" not in bare.stderr
+
+
+def test_without_the_extra_mcp_serve_says_how_to_install_it(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    code = "import sys; sys.modules['mcp'] = None\nfrom tui_router.cli import main\nsys.exit(main(sys.argv[1:]))"
+    result = subprocess.run(
+        [sys.executable, "-c", code, "mcp-serve", "--catalog", str(config.catalog), "--backend", "local"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == "tui-router: mcp-serve needs the MCP SDK, an optional extra: install it with pip install 'tui-router[mcp]'"
+    assert not (tmp_path / "sessions").exists()  # nothing recorded, no file reserved
+
+
+def test_the_server_core_imports_neither_textual_nor_mcp(tmp_path: Path) -> None:
+    code = "import sys, tui_router.mcp_server, tui_router.live; print(sorted(m for m in ('textual', 'mcp') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "[]", result.stderr
+
+
+@pytest.mark.parametrize(
+    ("band", "action", "advice"),
+    [
+        ("high", "execute", "Call list_events: it fits with high confidence."),
+        ("medium", "confirm", "Ask your user to confirm before calling list_events (the match is not certain)."),
+        ("low", "fallback", "No tool fits with enough confidence: answer the request yourself, or ask your user what they want."),
+    ],
+)
+async def test_bands_become_advice(tmp_path: Path, band: str, action: str, advice: str) -> None:
+    from app_harness import confidence_of, thresholds_for
+
+    from tui_router.mcp_server import ToolSearch
+
+    choice, confidence = confidence_of(make_config(tmp_path), AGENDA)
+    high, medium = thresholds_for(band, confidence)
+    router = build_router(make_config(tmp_path, policy={"high": high, "medium": medium}))
+    answer = await ToolSearch(router).route_request(RouteArgs(message=AGENDA))
+    assert (choice, answer["band"], answer["action"]) == ("list_events", band, action)
+    assert answer["advice"].startswith(advice)
+    assert answer["nothing_fits"] is (band == "low")
+    assert ("none_option" in answer) is (band == "low")
+
+
+async def test_a_risky_tool_in_the_high_band_is_confirmed_not_called(tmp_path: Path) -> None:
+    from tui_router.mcp_server import ToolSearch
+
+    router = build_router(make_config(tmp_path, policy={"high": 0.01, "medium": 0.0}))
+    answer = await ToolSearch(router).route_request(RouteArgs(message="send a text sms to 555-0100 saying hi"))
+    assert (answer["choice"], answer["band"], answer["action"], answer["risk"]) == ("send_sms", "high", "confirm", "outbound")
+    assert answer["advice"] == "Ask your user to confirm before calling send_sms (a tool of this risk never runs unconfirmed)."
