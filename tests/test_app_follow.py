@@ -43,9 +43,9 @@ async def test_the_console_shows_turns_another_process_appends(tmp_path: Path) -
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(app, pilot)
             await wait_until(pilot, lambda: len(app.session.turns) == 1)
-            assert app.follow_path == path and app.follow_seen == 1
+            assert app.follow_path == path and app.follow_seen == {path: 1}
             app.follow_file(path, interval=0.05)  # poll faster than the default for the test
-            await wait_until(pilot, lambda: len(app.session.turns) == 1 and app.follow_seen == 1)
+            await wait_until(pilot, lambda: len(app.session.turns) == 1 and app.follow_seen == {path: 1})
 
             await agent.call_tool("route_request", {"message": AGENDA})  # another process appends
             await wait_until(pilot, lambda: len(app.session.turns) == 2)
@@ -97,10 +97,39 @@ async def test_following_a_file_that_breaks_is_a_notification_not_a_crash(tmp_pa
         assert not app.follow_file(tmp_path / "missing.toml")
         await pilot.pause()
         assert app.follow_path == path  # still following the file it had
-        assert any("no such file to follow" in n for n in notifications(app))
+        assert any("no such file or folder to follow" in n for n in notifications(app))
 
 
 async def anyio_sleep(seconds: float) -> None:
     import anyio
 
     await anyio.sleep(seconds)
+
+
+def test_live_files_in_a_folder_come_in_the_order_the_server_started_them(tmp_path: Path) -> None:
+    from tui_router.app.follow import live_files_in
+
+    names = ["mcp-2026-12-01.toml", "mcp-2026-11-30-10.toml", "mcp-2026-11-30.toml", "mcp-2026-11-30-2.toml", "notes.toml", "mcp-x.toml", ".mcp-2026-11-30.toml.abc.tmp"]
+    for name in names:
+        (tmp_path / name).write_text("", encoding="utf-8")
+    assert [p.name for p in live_files_in(tmp_path)] == ["mcp-2026-11-30.toml", "mcp-2026-11-30-2.toml", "mcp-2026-11-30-10.toml", "mcp-2026-12-01.toml"]
+
+
+async def test_following_a_folder_carries_on_across_rotations(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    live = tmp_path / "live"
+    live.mkdir()
+    args = ["-m", "tui_router", "mcp-serve", "--catalog", str(config.catalog), "--backend", "local", "--sessions", str(live), "--max-bytes", "1000"]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(tmp_path))
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.follow_file(live, interval=0.05)
+        async with Client(params, client_info=Implementation(name="rotating-agent", version="1"), mode="legacy") as agent:
+            for message in (REMINDER, AGENDA, "send a text sms to 555-0100"):
+                await agent.call_tool("route_request", {"message": message})
+            await wait_until(pilot, lambda: len(app.session.turns) == 3)
+        files = sorted(live.glob("*.toml"))
+        assert len(files) == 3  # 1,000 bytes hold one routed turn: every call started a new file
+        assert [t.message for t in app.session.turns] == [REMINDER, AGENDA, "send a text sms to 555-0100"]
+        assert app.follow_seen == {f: 1 for f in files}

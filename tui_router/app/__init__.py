@@ -41,7 +41,8 @@ def run_console(config: Config, session_path: str | Path | None = None, follow: 
         from ..session import new_session_id
 
         follow = Path(follow)
-        open_live(follow)  # a missing or broken live file: one sentence before anything is drawn
+        if not follow.is_dir():
+            open_live(follow)  # a missing or broken live file: one sentence before anything is drawn
         if session is not None and session.path is not None and session.path.resolve() == follow.resolve():
             from ..errors import SessionError
 

@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--follow",
         metavar="LIVE",
-        help="also follow a live session file (from `tui-router mcp-serve`): its new turns appear as they arrive and "
-        "your labels are saved in this console's own session file, never in LIVE",
+        help="also follow a live session file from `tui-router mcp-serve`, or a folder of them (rotations included): "
+        "new turns appear as they arrive and your labels are saved in this console's own session file, never in LIVE",
     )
     add_common(parser)
     parser.set_defaults(handler=run_open)
