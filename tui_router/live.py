@@ -159,6 +159,7 @@ class LiveSessionWriter:
             done = 0
             for live, text, count in jobs:
                 try:
+                    # The one place a live file is written: the session-file lock (issue 14b) wraps this call.
                     atomic_write_text(live.path, text)
                 except OSError as exc:
                     self.last_error = f"{live.path}: cannot write the live session ({exc.strerror or exc})"

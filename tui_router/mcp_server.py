@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .catalog import NONE_DESCRIPTION
 from .errors import UserError
 from .injection import injection_shaped
-from .live import LiveSessionWriter
+from .live import DEFAULT_MAX_BYTES, LiveSessionWriter
 from .route import MAX_MESSAGE_CHARS
 from .session import Turn
 
@@ -431,8 +431,6 @@ def run_server(router: Router, folder: Path, *, http_port: int | None = None, ma
         import mcp  # noqa: F401
     except ImportError:
         raise MCPServeError(INSTALL_HINT) from None
-    from .live import DEFAULT_MAX_BYTES
-
     writer = None
     if record:
         writer = LiveSessionWriter(
