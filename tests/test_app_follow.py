@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -74,6 +76,16 @@ async def test_the_console_shows_turns_another_process_appends(tmp_path: Path) -
 
     # the server has exited and written everything; the live file has the three turns, unlabelled
     assert [t.message for t in load_session(path).turns] == [REMINDER, AGENDA, "documentation"]
+    # eval and replay read both files unchanged
+    cli = [sys.executable, "-m", "tui_router"]
+    common = ["--catalog", str(config.catalog), "--backend", "local"]
+    replay = subprocess.run([*cli, "replay", "--headless", *common, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert replay.returncode == 0, replay.stderr
+    assert "3 turns replayed" in replay.stdout
+    evaluated = subprocess.run([*cli, "eval", "--json", *common, str(own)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert evaluated.returncode == 0, evaluated.stderr
+    report = json.loads(evaluated.stdout)
+    assert (report["n"], report["tool_cases"], report["top1"]) == (1, 1, 1.0)  # the one labelled turn
 
 
 async def test_following_a_file_that_breaks_is_a_notification_not_a_crash(tmp_path: Path) -> None:
