@@ -407,3 +407,26 @@ async def test_a_risky_tool_in_the_high_band_is_confirmed_not_called(tmp_path: P
     answer = await ToolSearch(router).route_request(RouteArgs(message="send a text sms to 555-0100 saying hi"))
     assert (answer["choice"], answer["band"], answer["action"], answer["risk"]) == ("send_sms", "high", "confirm", "outbound")
     assert answer["advice"] == "Ask your user to confirm before calling send_sms (a tool of this risk never runs unconfirmed)."
+
+
+def test_a_sessions_folder_that_cannot_be_written_stops_the_server_before_it_serves(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    config = make_config(tmp_path)
+    result = _cli("mcp-serve", "--catalog", str(config.catalog), "--backend", "local", "--sessions", str(blocker / "live"), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tui-router: cannot write live session files in {blocker / 'live'} (")
+    assert lines[0].endswith("choose a folder with --sessions DIR")
+
+
+async def test_when_recording_fails_the_agent_still_gets_its_answer(tmp_path: Path, capsys) -> None:
+    from tui_router.mcp_server import ToolSearch
+
+    folder = tmp_path / "live"
+    folder.write_text("not a folder", encoding="utf-8")
+    writer = LiveSessionWriter(folder, catalog="tiny")
+    answer = await ToolSearch(build_router(make_config(tmp_path)), writer).route_request(RouteArgs(message=AGENDA))
+    assert answer["choice"] == "list_events"
+    assert writer.appended == 0 and writer.files == []
+    assert f"cannot start a live session file in {folder}" in capsys.readouterr().err

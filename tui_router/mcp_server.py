@@ -157,7 +157,10 @@ class ToolSearch:
         turn = Turn(message=message, at=self._at(), tags=[f"mcp:{tool}", f"client:{client}"])
         if decision is not None:
             turn.decision = decision.to_turn_decision()
-        self.writer.append(turn)
+        try:
+            self.writer.append(turn)
+        except OSError as exc:  # no new file could be started (folder gone, disk full): the agent still gets its answer
+            print(f"tui-router: cannot start a live session file in {self.writer.folder} ({exc.strerror or exc}); this turn is not recorded", file=sys.stderr)
 
     async def route_request(self, args: RouteArgs, client: str = "unknown") -> dict[str, Any]:
         decision = await self.router.aroute(args.message)
@@ -424,6 +427,18 @@ async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | 
     await web.serve(sockets=[sock])
 
 
+def _check_folder(folder: Path) -> None:
+    """Fail before serving when turns could not be recorded (a client may start us in any directory)."""
+    import tempfile
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise MCPServeError(f"cannot write live session files in {folder} ({exc.strerror or exc}); choose a folder with --sessions DIR") from None
+
+
 def run_server(router: Router, folder: Path, *, http_port: int | None = None, max_bytes: int | None = None, record: bool = True) -> int:
     """The `mcp-serve` command: build the writer, serve, say where the turns went."""
     try:
@@ -433,6 +448,7 @@ def run_server(router: Router, folder: Path, *, http_port: int | None = None, ma
         raise MCPServeError(INSTALL_HINT) from None
     writer = None
     if record:
+        _check_folder(folder)
         writer = LiveSessionWriter(
             folder,
             catalog=router.catalog.name,

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="An MCP server (stdio by default; streamable HTTP on 127.0.0.1 with --http PORT) with two tools: "
         "route_request (which allowlisted tool fits a request, with band, action and advice) and search_tools "
         "(top-k tool descriptions and schemas). Every call is appended to a live session file "
-        "(<sessions>/live/mcp-YYYY-MM-DD.toml, rotated by day and size) that `tui-router open --follow FILE` shows "
+        "(<sessions>/live/mcp-YYYY-MM-DD.toml, rotated by day and size) that `tui-router open --follow FILE|DIR` shows "
         "as it grows. Needs the extra: pip install 'tui-router[mcp]'.",
     )
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio (0: any free port)")
