@@ -720,7 +720,7 @@ class RouterConsole(LiveFollow, App[int]):
             if value:
                 self.follow_file(Path(value))
 
-        self.push_screen(PromptModal("Follow live session file", placeholder="sessions/live/mcp-2026-11-30.toml"), chosen)
+        self.push_screen(PromptModal("Follow live session file or folder", placeholder="sessions/live or sessions/live/mcp-2026-11-30.toml"), chosen)
 
     def open_session_file(self, value: str) -> None:
         try:
