@@ -126,6 +126,11 @@ class Workspace:
         self.turns.append(Turn(message=message, at=self.now_iso()))
         return len(self.turns) - 1
 
+    def append_turn(self, turn: Turn) -> int:
+        """A turn decided elsewhere (a live file the MCP server writes), kept as it came."""
+        self.turns.append(turn)
+        return len(self.turns) - 1
+
     def set_decision(
         self, index: int, decision: TurnDecision, turn: Turn | None = None, arguments: ArgumentsRecord | None = None
     ) -> bool:

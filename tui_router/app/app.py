@@ -32,6 +32,7 @@ from ..session import Session, Turn, TurnDecision, load_session
 from ..textsafe import visible
 from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, waits_for_fallback
 from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail, confirm_arguments_text, record_of
+from .follow import LiveFollow
 from .format import display_path, one_line, shorten
 from .messages import (
     DecisionReady,
@@ -67,7 +68,7 @@ LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer
 BACKENDS = ("local", "bm25", "systemone", "semantic")
 
 
-class RouterConsole(ArgumentsActions, App[int]):
+class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
     """tui-router's console."""
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute, so subclasses elsewhere find it
@@ -94,8 +95,10 @@ class RouterConsole(ArgumentsActions, App[int]):
         router: Router | None = None,
         clock: Callable[[], datetime] | None = None,
         session_id: str | None = None,
+        follow: Path | None = None,
     ) -> None:
         super().__init__()
+        self._follow_on_mount = follow  # a live session file to follow (follow.py)
         self.config = config or Config()
         self.clock = clock or (lambda: datetime.now(UTC))
         self.workspace = Workspace(session, self.config.sessions_path, clock=self.clock, session_id=session_id)
@@ -175,6 +178,8 @@ class RouterConsole(ArgumentsActions, App[int]):
             self.call_after_refresh(self.load_router, self.config)
         if self.replay_session is not None:
             self.open_replay(self.replay_session, quit_on_close=True)
+        if self._follow_on_mount is not None:
+            self.follow_file(self._follow_on_mount)
 
     def on_resize(self, event) -> None:
         self._apply_width(event.size.width)
@@ -724,6 +729,13 @@ class RouterConsole(ArgumentsActions, App[int]):
 
         self.push_screen(PromptModal("Open session file", placeholder="path/to/session.toml"), chosen)
 
+    def action_follow_file(self) -> None:
+        def chosen(value: str | None) -> None:
+            if value:
+                self.follow_file(Path(value))
+
+        self.push_screen(PromptModal("Follow live session file or folder", placeholder="sessions/live or sessions/live/mcp-2026-11-30.toml"), chosen)
+
     def open_session_file(self, value: str) -> None:
         try:
             session = load_session(Path(value).expanduser())
@@ -950,6 +962,7 @@ class RouterConsole(ArgumentsActions, App[int]):
         yield SystemCommand("session: save as", "Save the session under a new name (ctrl+s)", self.action_save_as)
         yield SystemCommand("session: open file", "Continue another session file", self.action_open_file)
         yield SystemCommand("session: new", "Start a new session (this one stays saved)", self.action_new_session)
+        yield SystemCommand("session: follow live file", "Add the turns an MCP server appends to a live file, as they arrive", self.action_follow_file)
         yield SystemCommand("replay: this session", "Re-route every turn with the current catalog, backend and thresholds", self.action_replay_session)
         yield SystemCommand("replay: run file", "Replay a saved session file", self.action_replay_file)
         for name in BACKENDS:

@@ -11,10 +11,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import UserError
-from . import catalog_cmd, console_cmd, eval_cmd, locate_cmd, route_cmd, server_cmd
+from . import catalog_cmd, console_cmd, eval_cmd, locate_cmd, mcp_serve_cmd, route_cmd, server_cmd
 
 # Modules that add subcommands. Each has register(subparsers) -> None.
-COMMAND_MODULES = [route_cmd, catalog_cmd, locate_cmd, server_cmd, eval_cmd, console_cmd]
+COMMAND_MODULES = [route_cmd, catalog_cmd, locate_cmd, server_cmd, eval_cmd, console_cmd, mcp_serve_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

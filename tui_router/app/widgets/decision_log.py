@@ -147,7 +147,8 @@ class DecisionLog(ScrollView, can_focus=True):
             "label": (turn.label or "", "bold $text-success"),
         }
         if d is None:
-            values.update(choice=(flag or "routing…", "italic $text-muted"), conf=("", ""), band=("", ""), action=("", ""), outcome=("", ""))
+            waiting = "search" if "mcp:search_tools" in turn.tags else "routing…"  # an agent's tool search has no decision
+            values.update(choice=(flag or waiting, "italic $text-muted"), conf=("", ""), band=("", ""), action=("", ""), outcome=("", ""))
             return values
         outcome = flag or OUTCOME_TEXT.get(d.outcome, d.outcome)
         if d.outcome == "pending" and d.action == "fallback" and not flag:
