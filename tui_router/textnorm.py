@@ -15,7 +15,7 @@ from functools import lru_cache
 from . import vocab
 
 # Words that carry no routing signal in requests ("please can you ...") or in tool descriptions
-# (tui_router/vocab/textnorm.toml, with the stemmer's suffix rules and the words it keeps whole).
+# (tui_router/vocab/textnorm.toml, with the stemmer's suffix rules).
 STOPWORDS = frozenset(vocab.entries("textnorm.stopwords"))
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -26,13 +26,12 @@ _NO_SPACE_SCRIPT = re.compile(
 )
 
 _SUFFIXES = vocab.rules("textnorm.suffixes")
-_KEEP = frozenset(vocab.entries("textnorm.unstemmed"))
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A deliberately light, deterministic suffix stripper (plural, -ing, -ed, -ation ...)."""
-    if len(word) <= 3 or word in _KEEP or not word.isascii() or not word.isalpha():
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
     for suffix, repl in _SUFFIXES:
         if suffix == "s" and word.endswith(("ss", "us", "is")):

@@ -81,17 +81,15 @@ NONE_WEIGHTS = {
     "llm_cue": 0.835,
 }
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
-INJECTION_WEIGHT = 6.0  # none log-odds per unit ((cos - center) * 20) of likeness to an injection phrase
-INJECTION_CENTER = 0.88  # above every ordinary request of MetaTool dev and the demo sets (max 0.87)
 INJECTION_PHRASE_WEIGHT = 4.0  # none log-odds when the local backend's injection patterns match
 SUGGEST_MIN_COSINE = 0.87  # an exemplar this close suggests its label as a candidate
 SUGGEST_MAX = 3
 LOGIT_CAP = 50.0
 
-# Requests a general assistant answers itself (the reference for "no tool is needed") and text that
-# instructs the router instead of asking for something: tui_router/vocab/semantic.toml.
+# Requests a general assistant answers itself (the reference for "no tool is needed"):
+# tui_router/vocab/semantic.toml. (Injection prototype sentences were removed after the ablation in
+# docs/vocab-ablation.md: the injection patterns decide on every set; tui_router/injection.py.)
 NONE_PROTOTYPES = vocab.entries("semantic.none_prototypes")
-INJECTION_PROTOTYPES = vocab.entries("semantic.injection_prototypes")
 NONE_BANK_ABSENT = 0.80  # the none bank's cosine when the list is switched off: unrelated text's level
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -120,7 +118,6 @@ class Observation:
     english: float
     cos_max: float  # best raw cosine over the offered tools
     none_prototype: float  # best raw cosine with a NONE_PROTOTYPES request
-    injection: float  # best raw cosine with an INJECTION_PROTOTYPES phrase
     none_exemplar: float  # best raw cosine with a labelled none-exemplar (-1: none)
     local_none: float  # the local backend's none evidence
     injection_phrase: bool = False  # the local backend's injection patterns match
@@ -149,7 +146,6 @@ class Observation:
 def none_log_odds(obs: Observation, pooled: float, weights: dict[str, float], none_bias: float = 0.0) -> float:
     features = obs.none_features(pooled)
     score = sum(weights[k] * features[k] for k in weights) + none_bias
-    score += INJECTION_WEIGHT * max(0.0, obs.injection - INJECTION_CENTER) * COS_SCALE
     score += INJECTION_PHRASE_WEIGHT * obs.injection_phrase
     return max(-LOGIT_CAP, min(LOGIT_CAP, score))
 
@@ -202,7 +198,6 @@ class SemanticBackend(DecisionBackend):
         self.hybrid = HybridRetriever(self.bm25, self.index, self.embedder, RETRIEVAL_WEIGHTS)
         self.lexical = LocalBackend(catalog, retriever=self.bm25)
         self._prototypes = self._embed_fixed("none-prototypes", NONE_PROTOTYPES) if NONE_PROTOTYPES else None
-        self._injections = self._embed_fixed("injection-prototypes", INJECTION_PROTOTYPES) if INJECTION_PROTOTYPES else None
         # labelled exemplars: embedded in batches when first needed (an eval adds thousands)
         self._labels: list[str] = []
         self._keys: list[str] = []
@@ -341,7 +336,6 @@ class SemanticBackend(DecisionBackend):
             english=english_share(message),
             cos_max=cos_max,
             none_prototype=float((self._prototypes @ vector).max()) if self._prototypes is not None else NONE_BANK_ABSENT,
-            injection=float((self._injections @ vector).max()) if self._injections is not None else -1.0,
             none_exemplar=exemplar.get(none_option, -1.0),
             local_none=evidence.get(none_option, 0.0),
             injection_phrase=injection_shaped(message),
