@@ -10,8 +10,8 @@ each set with the local and the semantic backend, catalog only (--no-learn) and 
 (leave-one-out learning). The semantic backend's fitted constants are NOT refitted without the list:
 the figure is what the shipped model loses when the list goes. Results append to
 benchmarks/results/vocab-ablation.jsonl (one line per configuration); --doc writes the table.
-MetaTool dev is subsampled (every 8th case from position 1: its odd half, which the semantic
-fit did not use) to keep the run near 40 minutes of CPU. The blind sets (benchmarks/data/blind,
+MetaTool dev is subsampled (every 2nd case from position 1: its odd half, which the semantic
+fit did not use; ABLATE_METATOOL_STEP=8 for a quicker run) to keep the run near 40 minutes of CPU. The blind sets (benchmarks/data/blind,
 from the main checkout when not in this tree) are reported as aggregates only.
 """
 
@@ -35,12 +35,12 @@ if not METATOOL.is_dir():
 BLIND = ROOT / "benchmarks" / "data" / "blind"
 if not BLIND.is_dir():
     BLIND = Path("/work/main/benchmarks/data/blind")
-METATOOL_STEP = 8
+METATOOL_STEP = int(os.environ.get("ABLATE_METATOOL_STEP", "2"))  # every Nth case of cases-dev from position 1
 
 # set name -> (catalog, cases, aggregate only)
 SETS: dict[str, tuple[str, str, bool]] = {
     "demo-bench": (str(ROOT / "catalogs" / "demo.toml"), str(ROOT / "sessions" / "demo-bench.toml"), False),
-    "metatool-dev/8": (str(METATOOL / "catalog.toml"), str(METATOOL / "cases-dev.toml"), False),
+    "metatool-dev (odd half)": (str(METATOOL / "catalog.toml"), str(METATOOL / "cases-dev.toml"), False),
     "metatool-translated": (str(METATOOL / "catalog.toml"), str(ROOT / "benchmarks" / "data" / "metatool-dev-translated.toml"), False),
     "opsdesk": (str(ROOT / "benchmarks/data/opsdesk.toml"), str(ROOT / "benchmarks/data/opsdesk-cases.toml"), False),
     "shopdesk": (str(ROOT / "benchmarks/data/shopdesk.toml"), str(ROOT / "benchmarks/data/shopdesk-cases.toml"), False),
@@ -129,13 +129,14 @@ def worker(name: str) -> dict:
         "config": name,
         "off": os.environ.get("TUI_ROUTER_VOCAB_OFF", ""),
         "rows": rows,
+        "metatool_step": METATOOL_STEP,
         "seconds": round(time.perf_counter() - started, 1),
         "cpu_seconds": round(time.process_time() - cpu0, 1),
     }
 
 
 def run_one(name: str, off: str) -> str:
-    env = {**os.environ, "TUI_ROUTER_VOCAB_OFF": off, "PYTHONHASHSEED": "0"}
+    env = {**os.environ, "TUI_ROUTER_VOCAB_OFF": off, "PYTHONHASHSEED": "0", "ABLATE_METATOOL_STEP": str(METATOOL_STEP)}
     done = subprocess.run(
         [sys.executable, __file__, f"--worker={name}"], env=env, capture_output=True, text=True, check=False
     )
@@ -179,6 +180,8 @@ def write_doc() -> None:
         print("ablate_vocab: no 'all on' result yet", file=sys.stderr)
         return
     lists = {**vocab.all_lists(ignore_off=True), **lists_at(ABLATION_COMMIT)}
+    step = base.get("metatool_step", 8)
+    n_meta = next((r["n"] for r in base["rows"] if r["set"].startswith("metatool-dev")), 0)
     key = lambda r: (r["set"], r["backend"], r["learn"])  # noqa: E731
     base_rows = {key(r): r for r in base["rows"]}
     lines = [
@@ -186,10 +189,13 @@ def write_doc() -> None:
         "",
         "Each hand-entered list (tui_router/vocab/*.toml) switched off in turn (`TUI_ROUTER_VOCAB_OFF`),",
         "every set evaluated with the local and the semantic backend, catalog only and with labels",
-        "(leave-one-out learning). Written by `nice python benchmarks/ablate_vocab.py --jobs 2`",
-        f"(results in benchmarks/results/vocab-ablation.jsonl). MetaTool dev is subsampled: every {METATOOL_STEP}th",
-        "case from position 1 (its odd half, not used by the semantic fit). The semantic backend's fitted",
-        "constants are not refitted without the list: a figure is what the shipped model loses.",
+        "(leave-one-out learning). Written by `nice python benchmarks/ablate_vocab.py --jobs 2`, run from a",
+        f"checkout of commit {ABLATION_COMMIT} (every list still present; run today it measures the lists that",
+        "remain). Results in benchmarks/results/vocab-ablation.jsonl. MetaTool dev is subsampled: every",
+        f"{'second' if step == 2 else f'{step}th'} case from position 1 ({n_meta} cases of its odd half, not used by the semantic fit).",
+        "The semantic backend's fitted constants are not refitted without the list: a figure is what the",
+        "shipped model loses. Which sets each list was written from comes from its provenance line",
+        "(tui_router/vocab/*.toml, `git log -S`, docs/semantic-method.md).",
         "Blind sets (citydesk, labdesk) appear in aggregates only.",
         "",
         "## Baseline (all lists on)",
@@ -211,8 +217,12 @@ def write_doc() -> None:
         "after reading (see provenance); `other` sets are the rest. Cells: top-1 / none recall / wrong",
         "execute, in turns (hits gained or lost), over all four runs of each backend x labels.",
         "",
-        "| switched off | entries | written for | semantic, written-for sets | semantic, other sets | local, written-for sets | local, other sets |",
-        "| --- | ---: | --- | --- | --- | --- | --- |",
+        "The last column applies the rule of the Decisions section: net = top-1 + none recall turns -",
+        "wrong execute turns on the other sets, per backend; the list helps when the sum over both",
+        "backends is -3 or less (switching it off loses 3 turns or more).",
+        "",
+        "| switched off | entries | written for | semantic, written-for sets | semantic, other sets | local, written-for sets | local, other sets | net other (sem / local) | helps elsewhere |",
+        "| --- | ---: | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, result in results.items():
         if name == "all on":
@@ -225,6 +235,7 @@ def write_doc() -> None:
         )
         written = written_for(name, names, lists)
         cells = []
+        nets = []
         for backend in BACKENDS:
             for group in ("written", "other"):
                 dt = dn = dw = 0
@@ -238,6 +249,10 @@ def write_doc() -> None:
                     dn += r["none_hits"] - b["none_hits"]
                     dw += round((r["wrong_execute"] or 0) * r["n"]) - round((b["wrong_execute"] or 0) * b["n"])
                 cells.append(f"{dt:+d} / {dn:+d} / {dw:+d}")
+                if group == "other":
+                    nets.append(dt + dn - dw)
+        verdict = "yes" if sum(nets) <= -3 else "no"
+        cells += [f"{nets[0]:+d} / {nets[1]:+d}", verdict]
         lines.append(f"| {name} | {entries} | {', '.join(sorted(written)) or 'none'} | " + " | ".join(cells) + " |")
     lines += ["", "## Per set (top-1 acceptable, points vs baseline; semantic / local, catalog only | with labels)", ""]
     sets = list(dict.fromkeys(r["set"] for r in base["rows"]))
@@ -294,81 +309,93 @@ WRITTEN_FOR = {
     "actions.access_nouns": {"demo-bench"},
     "actions.tool_verbs": {"demo-bench"},
     "injection.patterns": {"opsdesk", "shopdesk", "lifedesk"},
-    "lexicon.llm_native": {"metatool-dev/8", "metatool-translated", "demo-bench"},
-    "lexicon.concepts": {"demo-bench", "metatool-dev/8", "metatool-translated"},
+    "lexicon.llm_native": {"metatool-dev (odd half)", "metatool-translated", "demo-bench"},
+    "lexicon.concepts": {"demo-bench", "metatool-dev (odd half)", "metatool-translated"},
 }
-FITTED_ON = {"metatool-dev/8", "metatool-translated", "opsdesk", "shopdesk", "lifedesk"}  # the semantic fit's data
+FITTED_ON = {"metatool-dev (odd half)", "metatool-translated", "opsdesk", "shopdesk", "lifedesk"}  # the semantic fit's data
 
 
 def written_for(config: str, names: list[str], lists: dict) -> set[str]:
     if config.endswith("written for demo-bench"):
         return {"demo-bench"}
     if config.endswith("written for metatool"):
-        return {"metatool-dev/8", "metatool-translated"}
+        return {"metatool-dev (odd half)", "metatool-translated"}
     out: set[str] = set()
     for n in names:
         out |= WRITTEN_FOR.get(n, set())
         if n.startswith("lexicon.concepts."):
             source = lists["lexicon.concepts"].sources.get(n.rsplit(".", 1)[1])
-            out |= {"demo-bench"} if source == "set demo-bench" else {"metatool-dev/8", "metatool-translated"}
+            out |= {"demo-bench"} if source == "set demo-bench" else {"metatool-dev (odd half)", "metatool-translated"}
     return out
 
 
 DECISIONS = """
 ## Decisions
 
-Rule: a list stays when switching it off costs at least 3 turns net (top-1 hits + none hits -
-wrong executes, summed over the four runs of both backends) on the sets it was NOT written from;
-anything within +-2 is noise (single turns flip between configurations). The semantic constants
-were not refitted, which favours keeping (a fitted feature loses its input); lists that still
-showed no effect are removed. Counts: `python scripts/count_vocab.py --code f34ea10` (before: 2,354
-entries in 22 lists) and `python scripts/count_vocab.py` (after: 1,821 entries in 12 lists).
+Rule: a list stays when switching it off costs at least 3 turns net (top-1 hits plus none-recall
+hits minus wrong executes, over the four runs and both backends) on the sets it was NOT written from; within
++-2 is noise (single turns flip between configurations). The semantic constants were not refitted
+without the list, which favours keeping (a fitted feature loses its input); lists that still show
+no effect elsewhere are removed, data and code path. Counts: `python scripts/count_vocab.py --code
+f34ea10` (before: 2,354 entries in 22 lists) and `python scripts/count_vocab.py` (after: 1,821
+entries in 12 lists). The rows above were measured at commit 5742508 (all lists present).
 
-Kept, with the figure (net turns lost on other sets when off; semantic / local):
+Kept, with the figure that justifies each (net turns on the other sets when switched off,
+semantic / local):
 
-| list | entries | net on other sets (semantic / local) | note |
+| list | entries | net elsewhere | note |
 | --- | ---: | --- | --- |
-| lexicon.concepts, demo-catalog groups | 900 | -19 / -31 | written with the demo catalog's tools in view, yet helps on every other set |
-| actions.tool_verbs (create/remove/update/read/send) | 105 | -27 / 0 | the action features exist only in the semantic backend |
+| lexicon.concepts, demo-catalog groups | 900 | -24 / -60 | written with the demo catalog's tools in view, yet they help on every other set |
+| actions.tool_verbs (create/remove/update/read/send) | 105 | -30 / 0 | only the semantic backend has action features |
 | actions.cues_remove | 123 | -14 / 0 | |
 | actions.cues_update | 107 | -7 / 0 | |
 | actions.cues_send | 92 | -6 / 0 | |
 | actions.cues_create | 116 | -3 / 0 | at the threshold |
-| injection.patterns | 34 | -4 / -6 | written after reading the desk sets' 24 injection cases (there: -44 / -46 none recall turns); outside them it still catches demo-bench's and the blind sets' injections |
-| lexicon.llm_native | 69 | -15 / -23 | none recall; it costs a few top-1 turns (+4 / +7 when off) |
-| semantic.none_prototypes | 51 | -47 / 0 | none recall -65 turns when off, top-1 +24 |
-| semantic.english_words | 40 | -41 / 0 | same trade: none recall -57, top-1 +24 |
-| textnorm.stopwords | 164 | +12 / -99 | the local backend and retrieval need it; the semantic backend alone would gain |
-| textnorm.suffixes | 20 | -12 / -19 | |
+| injection.patterns | 34 | -4 / -6 | written after reading the desk sets' 24 injection cases (there -44 / -46 none-recall turns); elsewhere it still catches demo-bench's and the blind sets' injection turns |
+| lexicon.llm_native | 69 | -15 / -23 | none recall -17 / -21 turns when off; it costs a few top-1 turns (+4 / +7) |
+| semantic.none_prototypes | 51 | -65 / 0 | none recall -105 turns when off, top-1 +55 |
+| semantic.english_words | 40 | -84 / 0 | none recall -119 turns when off, top-1 +54 |
+| textnorm.stopwords | 164 | +6 / -419 | the local backend and BM25 retrieval need it |
+| textnorm.suffixes | 20 | -7 / -34 | |
 
-Removed (delete data and code path; tests that checked only their words removed with them):
+Removed:
 
-| list | entries | net on other sets (semantic / local) | written from |
+| list | entries | net elsewhere | written from |
 | --- | ---: | --- | --- |
-| actions.cues_read | 141 | -1 / 0 | none: a general list, no effect beyond noise |
-| actions.cues_reply, cues_grant, permitted, received, access_nouns, tool_verbs reply/grant (the reply and grant actions) | 191 | 0 / 0 | demo-bench (its two misses): -2 turns there per run |
+| actions.cues_read | 141 | -2 / 0 | none (a general list) |
+| reply and grant actions: actions.cues_reply, cues_grant, permitted, received, access_nouns, tool_verbs reply/grant | 191 | 0 / 0 | demo-bench's two misses (-2 tool turns there per semantic run) |
 | actions.request_openers | 7 | 0 / 0 | |
-| actions.negated_send | 1 | +2 / 0 | demo catalog case |
-| semantic.injection_prototypes | 16 | 0 / 0 | the patterns decide every injection case in all sets |
-| textnorm.unstemmed | 11 | +1 / -1 | |
-| lexicon.concepts, MetaTool-topic groups (translate, weather, news, buy, price, travel, food, music, video, image, job, stock, map, learn) | 166 | +3 / -3 | MetaTool: -3 turns there |
+| actions.negated_send | 1 | +2 / 0 | a demo-catalog case |
+| semantic.injection_prototypes | 16 | 0 / 0 | the patterns decide every injection turn of every set |
+| textnorm.unstemmed | 11 | 0 / +2 | |
+| lexicon.concepts, MetaTool-topic groups (translate, weather, news, buy, price, travel, food, music, video, image, job, stock, map, learn) | 166 | +3 / -3 | MetaTool (there -10 / -10 top-1 turns on the odd half) |
 
-All removals together (row "-every removed list", 533 entries): +3 top-1 / -1 none / -2 wrong
-execute turns on the other sets with the semantic backend (net +4), -2 / +3 / +3 with local
-(net -2); on the blind sets together +5 top-1 turns. On demo-bench, which the reply and grant
-lists were written from, the semantic backend drops from 100% to 92% top-1 (2 of its 25 tool turns,
-the two the lists were written for); the tests that held those phrasings were removed with them.
+All removals together (row "-every removed list", 533 entries): on the sets none of them was
+written from, +3 top-1 / -1 none / -2 wrong-execute turns with the semantic backend (net +4) and
+-2 / +3 / +3 with local (net -2); on the two blind sets +2 (semantic) and +4 (local) top-1 turns.
+Where they were written from, they did help: demo-bench loses 2 of its 25 tool turns with the
+semantic backend (100% -> 92%: the two turns the reply and grant lists were written for; the tests
+that held those phrasings were removed with them), MetaTool's odd half 11 top-1 turns (semantic)
+and 10 (local) of 879 x 2 runs, mostly the MetaTool-topic concept groups.
+
+Check: the code after the removals, run with every remaining list on (`python
+benchmarks/ablate_vocab.py --only "all on" --results /tmp/after.jsonl`), reproduces the "-every
+removed list" row exactly: the same top-1, none-recall and wrong-execute counts on all 32 rows.
 """
 
 
 def main() -> int:
+    global RESULTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("--only", action="append", help="configuration(s) to run (names as in the doc)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--doc", action="store_true", help="only rewrite the doc from the results")
     parser.add_argument("--list", action="store_true", help="print the configuration names")
+    parser.add_argument("--results", type=Path, help=f"results file (default {RESULTS.relative_to(ROOT)})")
     args = parser.parse_args()
+    if args.results:
+        RESULTS = args.results.resolve()
     if args.worker:
         print(json.dumps(worker(args.worker)))
         return 0
@@ -386,7 +413,8 @@ def main() -> int:
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             for message in pool.map(lambda n: run_one(n, configs[n]), names):
                 print(message, flush=True)
-    write_doc()
+    if not args.results:  # a side run (a check) leaves the doc alone
+        write_doc()
     return 0
 
 
