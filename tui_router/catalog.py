@@ -195,12 +195,15 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
             continue
         tools.append(tool)
 
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        problems.append(f"{source}: 'description' must be a string")
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise CatalogError(f"{source}: {len(problems)} {noun} in the catalog", problems)
     return Catalog(
         name=name.strip(),
-        description=str(data.get("description", "")),
+        description=description,
         none_option=none_option,
         tools=tuple(tools),
         path=source,
@@ -211,7 +214,7 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
 def resolve_catalog_path(spec: str | Path) -> Path:
     """A path, or the name of a bundled catalog ('demo', 'support')."""
     path = Path(spec).expanduser()
-    if path.exists():
+    if path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
         return path
     bundled = bundled_catalogs()
     if str(spec) in bundled:

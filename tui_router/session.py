@@ -256,7 +256,7 @@ def iter_session_files(paths: list[str | Path]) -> list[Path]:
         path = Path(item)
         if path.is_dir():
             found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file()))
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
             found.append(path)
         else:
             raise SessionError(f"{path}: no such session file or folder")
