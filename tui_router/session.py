@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,9 +102,10 @@ def now_iso() -> str:
 
 
 def new_session_id(suffix: str = "") -> str:
+    """Time, then the suffix, then 6 random hex digits: two consoles started in one second never collide."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
     clean = re.sub(r"[^a-z0-9-]+", "-", suffix.lower()).strip("-")
-    return f"{stamp}-{clean}" if clean else stamp
+    return "-".join(part for part in (stamp, clean, secrets.token_hex(3)) if part)
 
 
 def new_session(catalog: str, backend: str | None = None, model: str | None = None, suffix: str = "") -> Session:

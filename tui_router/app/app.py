@@ -34,13 +34,13 @@ from ..session import (
     SessionInfo,
     Turn,
     TurnDecision,
-    atomic_write_text,
     dumps_session,
     load_session,
     new_session_id,
     session_to_dict,
     unused_path,
 )
+from ..storage import claim_session_file, create_session_file, release_session_file, write_session_text
 from .format import display_path, one_line, shorten
 from .messages import (
     DecisionReady,
@@ -622,7 +622,10 @@ class RouterConsole(App[int]):
         (array-of-tables entries concatenate; a test checks it).
         """
         if self.session.path is None:
-            self.session.path = unused_path(self.config.sessions_path, self.session.id)
+            try:
+                self.session.path = create_session_file(self.config.sessions_path, self.session.id)
+            except (OSError, UserError):  # the write below fails again, off this thread, and says why
+                self.session.path = unused_path(self.config.sessions_path, self.session.id)
         if changed is not None:
             self._turn_text.pop(changed, None)
         head = tomli_w.dumps({"session": session_to_dict(Session(session=self.session.session))["session"]}, multiline_strings=True)
@@ -643,7 +646,7 @@ class RouterConsole(App[int]):
         with self._save_lock:
             if seq <= self._written_seq:
                 return  # a newer snapshot is already on disk
-            atomic_write_text(path, text)
+            write_session_text(path, text)  # locked; refused when the file changed on disk
             self._written_seq = seq
         self.post_message(SessionSaved(path, seq))
 
@@ -657,13 +660,16 @@ class RouterConsole(App[int]):
         """Write the session synchronously (quit, save as). False when it could not be written."""
         if not self.session.turns and self.session.path is None:
             return True
-        if self.session.path is None:
-            self.session.path = unused_path(self.config.sessions_path, self.session.id)
         with self._save_lock:
             try:
-                atomic_write_text(self.session.path, dumps_session(self.session))
+                if self.session.path is None:
+                    self.session.path = create_session_file(self.config.sessions_path, self.session.id)
+                write_session_text(self.session.path, dumps_session(self.session))
             except OSError as exc:
                 self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
+                return False
+            except UserError as exc:  # another writer holds the file, or it changed on disk
+                self.notify(str(exc), severity="error", timeout=15, markup=False)
                 return False
             self._written_seq = self._save_seq
         self._update_status()
@@ -697,8 +703,12 @@ class RouterConsole(App[int]):
         old = self.session.path
         self.session.path = target
         if not self.save_now():
+            if old is None or target.resolve() != old.resolve():
+                release_session_file(target)
             self.session.path = old
             return None
+        if old is not None and old.resolve() != target.resolve():
+            release_session_file(old)  # further turns go to the new file only
         self.notify(f"Session saved as {display_path(target)}; further turns are saved there.", markup=False)
         return target
 
@@ -711,13 +721,20 @@ class RouterConsole(App[int]):
         self.push_screen(PromptModal("Open session file", placeholder="path/to/session.toml"), chosen)
 
     def open_session_file(self, value: str) -> None:
+        path = Path(value).expanduser()
+        already = self.session.path is not None and path.resolve() == self.session.path.resolve()
         try:
-            session = load_session(Path(value).expanduser())
+            claim_session_file(path)  # a file another console writes is refused, before it is read
+            session = load_session(path)
         except UserError as exc:
+            if not already:
+                release_session_file(path)
             self.notify("\n".join(exc.lines()), title="Cannot open", severity="error", timeout=10, markup=False)
             return
         if self.save_now() and self.switch_session(session):
             self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
+        elif not already:
+            release_session_file(path)
 
     def action_new_session(self) -> None:
         if not self.save_now():
@@ -734,7 +751,10 @@ class RouterConsole(App[int]):
             self.notify("A fallback command is running for this session: wait for it or cancel it (c) first.", severity="warning", markup=False)
             return False
         self.workers.cancel_group(self, "turn")
+        old = self.session.path
         self.session = session
+        if old is not None and (session.path is None or old.resolve() != session.path.resolve()):
+            release_session_file(old)
         self._live.clear()
         self._turn_text.clear()
         self._save_seq = self._written_seq = 0
@@ -864,6 +884,7 @@ class RouterConsole(App[int]):
         self.exit(0)
 
     async def on_unmount(self) -> None:
+        release_session_file(self.session.path)
         if self.router is not None:
             try:
                 await self.router.aclose()  # e.g. the HTTP client of a systemone backend
