@@ -44,6 +44,7 @@ class TurnDecision(_Record):
     outcome: Outcome = "pending"
     rerouted_to: str | None = None
     error: str = ""
+    caution: str | None = None  # the router's note that the message claims authority or names a tool
     latency_ms: float | None = None
     model: str | None = None
     backend: str | None = None

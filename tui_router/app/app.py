@@ -309,6 +309,8 @@ class RouterConsole(App[int]):
             self._turn_changed(index)
         if decision.band.value == "unresolved":
             self.notify(f"Turn {index + 1} is unresolved: {decision.error}", severity="error", timeout=8, markup=False)
+        if decision.caution:
+            self.notify(f"Turn {index + 1}: {decision.caution}", severity="warning", timeout=10, markup=False)
         if decision.action.value == "confirm":
             self.open_confirm(index)
 

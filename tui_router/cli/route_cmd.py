@@ -50,4 +50,6 @@ def format_summary(decision) -> str:
     ]
     if decision.error:
         lines.append(f"error       {decision.error}")
+    if decision.caution:
+        lines.append(f"caution     {decision.caution}")
     return "\n".join(lines)
