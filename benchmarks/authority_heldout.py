@@ -8,6 +8,10 @@ the labelled sets (demo-bench and the three desk sets), each with its own catalo
 those messages are not used to fit it either (it sees the catalog's tool examples, not the cases).
 A false alarm costs an auto-execution (the turn asks a person); a miss leaves the decision as
 the backend made it.
+
+Last, the labelled injection cases (tests/data/injection-cases.toml) are routed on the demo
+catalog with the default backend (semantic when installed, else local; nothing learned from the
+cases), with and without the cap, and the turns that end `execute` are counted.
 """
 
 from __future__ import annotations
@@ -63,6 +67,19 @@ def main() -> int:
         flagged += len(hits)
         print(f"  {catalog.name:10s} {len(hits)}/{len(messages)}")
     print(f"  all        {flagged}/{total} ({flagged / total:.1%})")
+
+    from tui_router.config import Config
+    from tui_router.route import build_router
+
+    router = build_router(Config(), demo)
+    messages = [t.message for t in load_session(ROOT / "tests" / "data" / "injection-cases.toml").turns]
+    capped = [router.route(m).action.value for m in messages]
+    router.authority.caution = lambda message: None  # type: ignore[method-assign]  # the cap off
+    uncapped = [router.route(m).action.value for m in messages]
+    print(
+        f"injection cases on demo, backend {router.backend.name} ({router.backend.model}): execute "
+        f"{uncapped.count('execute')}/{len(messages)} without the cap, {capped.count('execute')}/{len(messages)} with it"
+    )
     return 0
 
 

@@ -169,3 +169,21 @@ def test_a_lock_that_cannot_be_made_is_one_sentence(tmp_path):
         claim_session_file(path)
     assert caught.value.lines() == [f"{path}: cannot lock the session file (Is a directory)"]
     assert path.read_text() == ""
+
+
+async def test_the_console_open_command_refuses_a_file_another_process_writes(tmp_path):
+    config = make_config(tmp_path)
+    path = recorded(tmp_path)
+    holder = writer(tmp_path, "A", 0, "--file", str(path), wait=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        app = make_app(config)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            app.open_session_file(str(path))
+            await pilot.pause()
+            assert app.session.path != path and app.session.turns == []  # still the new, empty session
+            assert any(f"another tui-router console (pid {holder.pid}) is writing this session" in n for n in notifications(app))
+    finally:
+        holder.communicate("\n", timeout=60)
+    assert len(load_session(path).turns) == 1

@@ -726,7 +726,8 @@ class RouterConsole(App[int]):
         path = Path(value).expanduser()
         already = self.session.path is not None and path.resolve() == self.session.path.resolve()
         try:
-            claim_session_file(path)  # a file another console writes is refused, before it is read
+            if path.is_file():
+                claim_session_file(path)  # a file another console writes is refused, before it is read
             session = load_session(path)
         except UserError as exc:
             if not already:
