@@ -26,13 +26,13 @@ from __future__ import annotations
 import math
 import re
 import threading
-import tomllib
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from . import tomlio
 from .catalog import Catalog
 from .injection import injection_shaped
 from .textnorm import fold
@@ -56,7 +56,7 @@ class Example(BaseModel):
 
 
 def load_examples(path: Path = EXAMPLES_PATH) -> list[Example]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = tomlio.loads(path.read_text(encoding="utf-8"))
     return [Example(text=text, claim=group["claim"]) for group in data["examples"] for text in group["text"]]
 
 
