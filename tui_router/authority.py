@@ -46,7 +46,7 @@ THRESHOLD = 0.8  # classifier probability (whole message) that marks a message
 CLAUSE_THRESHOLD = 0.9999
 _CLAUSE = re.compile(r"[:;,!?()\n]+|\.(?=\s|$)|\b(?:and|so|but|then)\b|[，。；：！？、]")  # not the dot in config.yaml
 MAX_CATALOG_TEXTS = 2000  # catalog texts used as ordinary requests (big catalogs: the first ones)
-_MAX_CHARS = 4000  # claims sit at the start or near the tool name; long pastes are read up to here
+_MAX_CHARS = 20_000  # what the decision model sees of a message (route.MAX_MESSAGE_CHARS); the rest cannot steer it
 _WORD = re.compile(r"\w+")
 
 
