@@ -18,8 +18,12 @@ from typing import Any
 
 import pytest
 import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tui_router import tomlio
 from tui_router.cli import main
+from tui_router.errors import CatalogError
 
 SEED = 14
 
@@ -249,3 +253,43 @@ def test_the_unbroken_documents_are_accepted(kind, doc, tmp_path, capsys, monkey
     code = main(_command(kind, path))
     err = capsys.readouterr().err
     assert code in (0, 1) and "Traceback" not in err, err  # replay: 1 only when a recorded-right turn is now wrong
+
+
+# -- property-based: whatever the bytes, the reader answers with data or one sentence ------------
+
+
+
+TOKENS = ["[", "]", "[[", "]]", "{", "}", "=", ",", ".", '"', "'", '"""', "\n", " ", "a", "b.c", "1", "-1", "1e999", "nan", "inf", "-inf",
+          "true", "1979-05-27T07:32:00Z", "\ufeff", "\x00", "\x1b", "#", "tools", "id", "名"]
+toml_ish = st.lists(st.sampled_from(TOKENS), max_size=80).map("".join)
+
+
+def _depth(value, depth=0) -> int:
+    if isinstance(value, dict):
+        return max([_depth(v, depth + 1) for v in value.values()], default=depth + 1)
+    if isinstance(value, list):
+        return max([_depth(v, depth + 1) for v in value], default=depth + 1)
+    return depth
+
+
+def _finite(value) -> bool:
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return not isinstance(value, float) or value == value and abs(value) != float("inf")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(st.binary(max_size=400), toml_ish.map(lambda t: t.encode("utf-8"))))
+def test_reader_gives_data_within_the_limits_or_one_sentence(data, tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_bytes(data)
+    try:
+        parsed = tomlio.read_toml_file(path, "catalog", CatalogError)
+    except CatalogError as exc:
+        lines = exc.lines()
+        assert len(lines) == 1 and lines[0].startswith(f"{path}: ") and "\n" not in lines[0]
+    else:
+        assert isinstance(parsed, dict) and _depth(parsed) <= tomlio.MAX_DEPTH + 1 and _finite(parsed)
+    assert path.read_bytes() == data
