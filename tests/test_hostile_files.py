@@ -222,3 +222,20 @@ def test_replay_still_runs_a_matching_session(tmp_path, capsys):
     good = _session(tmp_path / "good.toml", "demo", "send_sms")
     assert main(["replay", "--headless", str(good), "--backend", "local"]) == 0
     assert "1 turns replayed" in capsys.readouterr().out
+
+
+async def test_the_console_replay_file_action_checks_like_eval(tmp_path):
+    from app_harness import make_app, make_config, notifications, settle
+
+    app = make_app(make_config(tmp_path))  # the tiny catalog
+    other = _session(tmp_path / "other.toml", "demo", "send_sms")
+    bad = _session(tmp_path / "bad.toml", "tiny", "send_smss")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.replay_file(str(other))
+        app.replay_file(str(bad))
+        await pilot.pause()
+        shown = notifications(app)
+        assert any("labelled for catalog 'demo' but the catalog in use is 'tiny'" in n for n in shown)
+        assert any("label 'send_smss' is not an option of catalog 'tiny' (did you mean 'send_sms'?)" in n for n in shown)
+        assert len(app.screen_stack) == 1  # no replay screen opened

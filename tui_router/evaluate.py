@@ -276,6 +276,12 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
         raise SessionError(f"{len(problems)} labels are not options of catalog '{catalog.name}'", shown)
 
 
+def check_sessions(sessions: list[Session], catalog: Catalog) -> None:
+    """`check_cases` for whole sessions (replay checks what eval checks)."""
+    cases = [LabelledCase(source=str(s.path), index=i, turn=t) for s in sessions for i, t in enumerate(s.turns) if t.label]
+    check_cases(sessions, cases, catalog)
+
+
 # ---------------------------------------------------------------------------------------------
 # Scoring one turn
 # ---------------------------------------------------------------------------------------------

@@ -781,16 +781,22 @@ class RouterConsole(App[int]):
 
     def action_replay_file(self) -> None:
         def chosen(value: str | None) -> None:
-            if not value:
-                return
-            try:
-                session = load_session(Path(value).expanduser())
-            except UserError as exc:
-                self.notify("\n".join(exc.lines()), title="Cannot replay", severity="error", timeout=10, markup=False)
-                return
-            self.open_replay(session)
+            if value:
+                self.replay_file(value)
 
         self.push_screen(PromptModal("Replay session file", placeholder="path/to/session.toml"), chosen)
+
+    def replay_file(self, value: str) -> None:
+        try:
+            session = load_session(Path(value).expanduser())
+            if self.router is not None:  # the checks eval and `tui-router replay` make
+                from ..evaluate import check_sessions
+
+                check_sessions([session], self.router.catalog)
+        except UserError as exc:
+            self.notify("\n".join(exc.lines()), title="Cannot replay", severity="error", timeout=10, markup=False)
+            return
+        self.open_replay(session)
 
     def use_backend(self, name: str) -> None:
         if self.router is not None and self.router.backend.name == name:

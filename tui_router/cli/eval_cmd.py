@@ -209,10 +209,9 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
 
 def _check_replayable(sessions, catalog) -> None:
     """Replay checks what eval checks: the sessions were made for this catalog and every label is an option."""
-    from ..evaluate import LabelledCase, check_cases
+    from ..evaluate import check_sessions
 
-    cases = [LabelledCase(source=str(s.path), index=i, turn=t) for s in sessions for i, t in enumerate(s.turns) if t.label]
-    check_cases(sessions, cases, catalog)
+    check_sessions(sessions, catalog)
 
 
 def _replay_headless(args: argparse.Namespace, config) -> int:
