@@ -32,7 +32,10 @@ def run_console(config: Config, session_path: str | Path | None = None) -> int:
     left untouched).
     """
     from ..session import load_session
+    from ..storage import claim_session_file
 
+    if session_path and Path(session_path).is_file():
+        claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
     session = load_session(session_path) if session_path else None
     check_terminal()
     from .app import RouterConsole
