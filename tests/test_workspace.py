@@ -155,3 +155,65 @@ def test_accept_choice(tmp_path: Path) -> None:
     assert ws.accept_choice(index) == "send_email"
     ws.record_outcome(index, "approved")
     assert [(s.outcome, s.rerouted_to) for s in ws.decision(index).history] == [("rerouted", "send_email")]
+
+
+# -- one writer per file (issue 14 item 2, storage.py), as the workspace uses it ----------------------
+
+PROBE = (
+    "import sys\n"
+    "from tui_router.storage import SessionBusy, claim_session_file\n"
+    "try:\n    claim_session_file(sys.argv[1])\nexcept SessionBusy:\n    print('busy')\nelse:\n    print('free')\n"
+)
+
+
+def held_elsewhere(path: Path) -> bool:
+    """Whether another process is refused the file's lock (that is, this one holds it)."""
+    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip() == "busy"
+
+
+def test_the_workspace_holds_its_file_and_lets_go_on_save_as_and_switch(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    ws.write(ws.snapshot(0))
+    first = ws.path
+    assert first == tmp_path / "sessions" / "ws.toml" and held_elsewhere(first)
+    moved = ws.save_as("moved")
+    assert ws.path == moved and held_elsewhere(moved) and not held_elsewhere(first)
+    ws.switch(ws.new_session())
+    assert not held_elsewhere(moved)  # the session left behind is free for another console
+
+
+def test_save_as_onto_a_file_another_process_claims_keeps_the_old_path_and_lock(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    ws.save_now()
+    first = ws.path
+    target = tmp_path / "sessions" / "theirs.toml"
+    hold = "import sys; from tui_router.storage import claim_session_file; claim_session_file(sys.argv[1]); print('ready', flush=True); sys.stdin.readline()"
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(target)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(UserError, match="another tui-router console .* is writing this session"):
+            ws.save_as("theirs")
+        assert ws.path == first and held_elsewhere(first) and not target.exists()
+    finally:
+        holder.communicate("\n", timeout=60)
+    ws.add_turn("two")
+    ws.save_now()  # still writing the old file
+    assert [t.message for t in load_session(first).turns] == ["one", "two"]
+
+
+def test_a_write_over_a_file_changed_on_disk_is_refused(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    ws.save_now()
+    ws.path.write_text("# edited elsewhere\n", encoding="utf-8")
+    ws.add_turn("two")
+    with pytest.raises(UserError, match="changed on disk"):
+        ws.write(ws.snapshot(1))
+    with pytest.raises(UserError, match="changed on disk"):
+        ws.save_now()
+    assert ws.path.read_text(encoding="utf-8") == "# edited elsewhere\n"
+    assert ws.saved is False  # the turns are still due to be written

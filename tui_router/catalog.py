@@ -196,13 +196,16 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
             continue
         tools.append(tool)
 
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        problems.append(f"{source}: 'description' must be a string")
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         # warnings too: fixing the errors should not reveal a second list
         raise CatalogError(f"{source}: {len(problems)} {noun} in the catalog", problems + [f"warning: {w}" for w in warnings])
     return Catalog(
         name=name.strip(),
-        description=str(data.get("description", "")),
+        description=description,
         none_option=none_option,
         tools=tuple(tools),
         path=source,
@@ -213,7 +216,7 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
 def resolve_catalog_path(spec: str | Path) -> Path:
     """A path, or the name of a bundled catalog ('demo', 'support')."""
     path = Path(spec).expanduser()
-    if path.exists():
+    if path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
         return path
     bundled = bundled_catalogs()
     if str(spec) in bundled:

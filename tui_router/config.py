@@ -8,7 +8,6 @@ did-you-mean. Secrets are never values here, only the names of environment varia
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -22,7 +21,8 @@ BackendName = Literal["auto", "local", "bm25", "systemone", "semantic"]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    # allow_inf_nan=False: `high = nan` or `timeout = inf` is refused as "not a finite number"
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
 
 
 class Thresholds(_Section):
@@ -233,13 +233,13 @@ def config_from_dict(data: dict[str, Any], source: Path | None = None) -> Config
 def find_config_file(explicit: str | Path | None = None) -> Path | None:
     if explicit:
         path = Path(explicit).expanduser()
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():  # anything else present: the reader says what it is
             raise ConfigError(f"{path}: config file not found")
         return path
     env = os.environ.get("TUI_ROUTER_CONFIG")
     if env:
         path = Path(env).expanduser()
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise ConfigError(f"{path}: config file named by TUI_ROUTER_CONFIG not found")
         return path
     local = Path.cwd() / "tui-router.toml"
@@ -265,12 +265,11 @@ def load_config(explicit: str | Path | None = None) -> Config:
     path = find_config_file(explicit)
     if path is None:
         return Config()
+    from . import tomlio  # the one reading path: regular files, size and nesting limits, finite numbers
+
+    data = tomlio.read_toml_file(path, "config", ConfigError)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a TOML file (it is not UTF-8 text)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config ({exc.strerror or exc})") from None
-    return config_from_dict(data, path.resolve())
+        source = path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        source = path.absolute()
+    return config_from_dict(data, source)

@@ -300,6 +300,12 @@ def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog)
     return problems
 
 
+def check_sessions(sessions: list[Session], catalog: Catalog) -> None:
+    """`check_cases` for whole sessions (replay checks what eval checks)."""
+    cases = [LabelledCase(source=str(s.path), index=i, turn=t) for s in sessions for i, t in enumerate(s.turns) if t.label]
+    check_cases(sessions, cases, catalog)
+
+
 # ---------------------------------------------------------------------------------------------
 # Scoring one turn
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +53,7 @@ class TurnDecision(_Record):
     rerouted_to: str | None = None
     history: list[OutcomeStep] = []  # earlier outcomes, oldest first; `outcome` is the latest
     error: str = ""
+    caution: str | None = None  # the router's note that the message claims authority or names a tool
     latency_ms: float | None = None
     model: str | None = None
     backend: str | None = None
@@ -126,9 +128,10 @@ def now_iso() -> str:
 
 
 def new_session_id(suffix: str = "") -> str:
+    """Time, then the suffix, then 6 random hex digits: two consoles started in one second never collide."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
     clean = re.sub(r"[^a-z0-9-]+", "-", suffix.lower()).strip("-")
-    return f"{stamp}-{clean}" if clean else stamp
+    return "-".join(part for part in (stamp, clean, secrets.token_hex(3)) if part)
 
 
 def new_session(catalog: str, backend: str | None = None, model: str | None = None, suffix: str = "") -> Session:
@@ -286,7 +289,7 @@ def iter_session_files(paths: list[str | Path]) -> list[Path]:
         path = Path(item)
         if path.is_dir():
             found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file()))
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
             found.append(path)
         else:
             raise SessionError(f"{path}: no such session file or folder")

@@ -25,12 +25,12 @@ from .session import (
     SessionInfo,
     Turn,
     TurnDecision,
-    atomic_write_text,
     dumps_session,
     new_session_id,
     session_to_dict,
     unused_path,
 )
+from .storage import create_session_file, release_session_file, write_session_text
 
 # How each outcome reads on screen (the file keeps the ids).
 OUTCOME_TEXT = {
@@ -227,8 +227,12 @@ class Workspace:
         return text
 
     def ensure_path(self) -> Path:
+        """The session's file; a new one is made with O_EXCL and claimed (storage.py)."""
         if self.session.path is None:
-            self.session.path = unused_path(self.sessions_dir, self.session.id)
+            try:
+                self.session.path = create_session_file(self.sessions_dir, self.session.id)
+            except (OSError, UserError):  # the write that follows fails again and says why
+                self.session.path = unused_path(self.sessions_dir, self.session.id)
         return self.session.path
 
     def snapshot(self, changed: int | None = None) -> Snapshot:
@@ -245,21 +249,25 @@ class Workspace:
         return Snapshot(path, text, self._save_seq)
 
     def write(self, snap: Snapshot) -> bool:
-        """Write a snapshot unless a newer one is already on disk (safe from any thread)."""
+        """Write a snapshot unless a newer one is already on disk (safe from any thread).
+
+        Raises OSError, or UserError when another process writes the file or it changed on disk.
+        """
         with self._lock:
             if snap.seq <= self._written_seq:
                 return False
-            atomic_write_text(snap.path, snap.text)
+            write_session_text(snap.path, snap.text)  # locked; refused when the file changed on disk
             self._written_seq = snap.seq
         return True
 
     def save_now(self) -> None:
-        """Write the whole session synchronously (quit, save as); raises OSError."""
+        """Write the whole session synchronously (quit, save as); raises OSError or UserError
+        (another process writes the file, or it changed on disk)."""
         if not self.turns and self.session.path is None:
             return
         path = self.ensure_path()
         with self._lock:
-            atomic_write_text(path, dumps_session(self.session))
+            write_session_text(path, dumps_session(self.session))
             self._written_seq = self._save_seq
 
     def save_as_target(self, value: str) -> Path:
@@ -281,12 +289,17 @@ class Workspace:
         """Save under a new name; later turns go there. Raises UserError or OSError (path unchanged)."""
         target = self.save_as_target(value)
         old = self.session.path
+        same = old is not None and target.resolve() == old.resolve()
         self.session.path = target
         try:
             self.save_now()
-        except OSError:
+        except (OSError, UserError):
+            if not same:
+                release_session_file(target)
             self.session.path = old
             raise
+        if old is not None and not same:
+            release_session_file(old)  # further turns go to the new file only
         return target
 
     # -- switching sessions ------------------------------------------------------------------
@@ -294,9 +307,12 @@ class Workspace:
         return Session(session=SessionInfo(id=new_session_id(), created=self.now_iso(), catalog=catalog, backend=backend, model=model))
 
     def switch(self, session: Session) -> None:
-        """Continue another session (the caller saved this one first)."""
+        """Continue another session (the caller saved this one first); this one's file is released."""
         if self.fallback_turn is not None:
             raise UserError("A fallback command is running for this session: wait for it or cancel it (c) first.")
+        old = self.session.path
         self.session = session
+        if old is not None and (session.path is None or old.resolve() != session.path.resolve()):
+            release_session_file(old)
         self._turn_text.clear()
         self._save_seq = self._written_seq = 0

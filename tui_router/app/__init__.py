@@ -33,7 +33,10 @@ def run_console(config: Config, session_path: str | Path | None = None, follow: 
     left untouched).
     """
     from ..session import load_session
+    from ..storage import claim_session_file
 
+    if session_path and Path(session_path).is_file():
+        claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
     session = load_session(session_path) if session_path else None
     session_id = None
     if follow is not None:

@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 from ..config import Config, PolicyConfig
 from ..errors import UserError
 from ..session import Session, Turn, TurnDecision, load_session
+from ..storage import claim_session_file, release_session_file
 from ..textsafe import visible
 from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, waits_for_fallback
 from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail, confirm_arguments_text, record_of
@@ -340,6 +341,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self._turn_changed(index)
         if decision.band.value == "unresolved":
             self.notify(f"Turn {index + 1} is unresolved: {decision.error}", severity="error", timeout=8, markup=False)
+        if decision.caution:
+            self.notify(f"Turn {index + 1}: {decision.caution}", severity="warning", timeout=10, markup=False)
         if decision.action.value == "confirm":
             box = self.query_one("#message", MessageInput)
             if box.has_focus and box.typing():
@@ -689,6 +692,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         except OSError as exc:
             self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
             return False
+        except UserError as exc:  # another console writes the file, or it changed on disk
+            self.notify(str(exc), severity="error", timeout=15, markup=False)
+            return False
         self._update_status()
         return True
 
@@ -737,13 +743,21 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.push_screen(PromptModal("Follow live session file or folder", placeholder="sessions/live or sessions/live/mcp-2026-11-30.toml"), chosen)
 
     def open_session_file(self, value: str) -> None:
+        path = Path(value).expanduser()
+        already = self.session.path is not None and path.resolve() == self.session.path.resolve()
         try:
-            session = load_session(Path(value).expanduser())
+            if path.is_file():
+                claim_session_file(path)  # a file another console writes is refused, before it is read
+            session = load_session(path)
         except UserError as exc:
+            if not already:
+                release_session_file(path)
             self.notify("\n".join(exc.lines()), title="Cannot open", severity="error", timeout=10, markup=False)
             return
         if self.save_now() and self.switch_session(session):
             self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
+        elif not already:
+            release_session_file(path)
 
     def action_new_session(self) -> None:
         if not self.save_now():
@@ -787,16 +801,22 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def action_replay_file(self) -> None:
         def chosen(value: str | None) -> None:
-            if not value:
-                return
-            try:
-                session = load_session(Path(value).expanduser())
-            except UserError as exc:
-                self.notify("\n".join(exc.lines()), title="Cannot replay", severity="error", timeout=10, markup=False)
-                return
-            self.open_replay(session)
+            if value:
+                self.replay_file(value)
 
         self.push_screen(PromptModal("Replay session file", placeholder="path/to/session.toml"), chosen)
+
+    def replay_file(self, value: str) -> None:
+        try:
+            session = load_session(Path(value).expanduser())
+            if self.router is not None:  # the checks eval and `tui-router replay` make
+                from ..evaluate import check_sessions
+
+                check_sessions([session], self.router.catalog)
+        except UserError as exc:
+            self.notify("\n".join(exc.lines()), title="Cannot replay", severity="error", timeout=10, markup=False)
+            return
+        self.open_replay(session)
 
     def use_backend(self, name: str) -> None:
         if self.router is not None and self.router.backend.name == name:
@@ -943,6 +963,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.exit(0)
 
     async def on_unmount(self) -> None:
+        release_session_file(self.session.path)
         if self.router is not None:
             try:
                 await self.router.aclose()  # e.g. the HTTP client of a systemone backend

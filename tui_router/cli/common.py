@@ -20,12 +20,13 @@ def config_from_args(args: argparse.Namespace) -> Config:
     updates = {}
     if getattr(args, "catalog", None):
         # a command-line path is relative to the working directory, not to the config file
+        import os
         from pathlib import Path
 
         from ..resources import bundled_catalogs
 
         value = args.catalog
-        updates["catalog"] = value if value in bundled_catalogs() and not Path(value).exists() else str(Path(value).resolve())
+        updates["catalog"] = value if value in bundled_catalogs() and not Path(value).exists() else os.path.abspath(value)  # not resolve(): it raises on a symlink loop
     if getattr(args, "backend", None):
         from ..decide import BACKENDS
         from ..errors import ConfigError, did_you_mean

@@ -197,11 +197,21 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
             raise UserError("--json, --gate and --all need --headless (without it the console opens in replay mode)")
         if len(args.sessions) != 1:
             raise UserError("the console replays one session at a time; use --headless for several")
+        from ..session import load_session
+
+        _check_replayable([load_session(args.sessions[0])], _catalog(config))
         from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
 
         result = run_replay(config, args.sessions[0])
         return result if isinstance(result, int) else 0
     return _replay_headless(args, config)
+
+
+def _check_replayable(sessions, catalog) -> None:
+    """Replay checks what eval checks: the sessions were made for this catalog and every label is an option."""
+    from ..evaluate import check_sessions
+
+    check_sessions(sessions, catalog)
 
 
 def _replay_headless(args: argparse.Namespace, config) -> int:
@@ -226,6 +236,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     if not any(s.turns for s in sessions):
         raise SessionError(f"no turns to replay in {', '.join(str(f) for f in files) or ', '.join(args.sessions)}")
     catalog = _catalog(config)
+    _check_replayable(sessions, catalog)
     router = build_router(config, catalog)
     per_file = []
     try:

@@ -84,4 +84,6 @@ def format_summary(decision) -> str:
             lines.append("            invalid arguments: execute demoted to confirm")
     if decision.error:
         lines.append(f"error       {decision.error}")
+    if decision.caution:
+        lines.append(f"caution     {decision.caution}")
     return "\n".join(lines)

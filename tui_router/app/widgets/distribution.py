@@ -48,6 +48,8 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
     parts.append(head)
     if d.error:
         parts.append(Content.assemble(("error ", "bold $error"), (visible(d.error), "$error")))
+    if d.caution:
+        parts.append(Content.assemble(("caution ", "bold $warning"), (visible(d.caution), "$warning")))
     probs = sorted(d.probabilities.items(), key=lambda kv: (-kv[1], kv[0]))
     if not probs:
         parts.append(Content.styled("No distribution: the answer was not usable.", "$text-muted"))
