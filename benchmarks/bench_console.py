@@ -198,6 +198,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=3, help="passes over the 30 demo-bench messages")
     parser.add_argument("--screenshots", metavar="DIR", type=Path, help="only save the README's SVG screenshots in DIR")
     parser.add_argument("--backend", default="local", help="local (the issue's goal) | semantic | auto (the default config)")
+    parser.add_argument("--readme", action="store_true", help="also refresh the table in README.md (always written to docs/figures/console[-BACKEND].md)")
     args = parser.parse_args()
     if args.child:
         child()
@@ -205,10 +206,14 @@ def main() -> None:
     if args.screenshots:
         asyncio.run(screenshots(args.screenshots.resolve()))
         return
+    from tui_router.catalog import load_catalog
+    from tui_router.config import Config
     from tui_router.decide import resolve_backend
+    from tui_router.route import Router
 
     backend = resolve_backend(args.backend)
-    print(f"backend: {backend}")
+    model = Router(load_catalog("demo"), Config(backend=backend)).backend.model
+    print(f"backend: {backend}, model: {model}")
     up = startup(args.runs, backend)
     print(f"start-up to first frame   p50 {up['first_frame_p50_s']:.2f} s  max {up['first_frame_max_s']:.2f} s  (goal <= 1.5 s; {args.runs} fresh processes)")
     print(f"  of which interpreter     p50 {up['interpreter_p50_s']:.2f} s")
@@ -218,6 +223,27 @@ def main() -> None:
     print(f"  turns without a dialog   p50 {tt['plain_p50_ms']:.1f} ms  ({tt['plain_turns']} turns)")
     print(f"  turns opening the confirm dialog p50 {tt['dialog_p50_ms']:.1f} ms  ({tt['dialog_turns']} turns)")
     print(f"  of which routing alone   p50 {tt['route_only_p50_ms']:.1f} ms")
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import machine_line, publish
+
+    body = "\n".join(
+        [
+            f"Backend `{backend}` (model `{model}`), demo catalog, 120x40, {machine_line()}:",
+            "",
+            "| measure | p50 | goal |",
+            "| --- | --- | --- |",
+            f"| start-up to first frame (fresh process, {args.runs} runs) | {up['first_frame_p50_s']:.2f} s (max {up['first_frame_max_s']:.2f} s) | <= 1.5 s |",
+            f"| catalog + retrieval index + backend ready (worker, after the first frame) | {up['router_ready_p50_s']:.2f} s after spawn | |",
+            f"| route + render one turn, all {tt['turns']} turns | {tt['route_render_p50_ms']:.1f} ms (p95 {tt['route_render_p95_ms']:.1f} ms) | <= 50 ms |",
+            f"| turns without a dialog ({tt['plain_turns']}) | {tt['plain_p50_ms']:.1f} ms | |",
+            f"| turns that open the confirm dialog ({tt['dialog_turns']}) | {tt['dialog_p50_ms']:.1f} ms | |",
+            f"| routing alone (`Router.route`) | {tt['route_only_p50_ms']:.1f} ms | |",
+        ]
+    )
+    name = "console" if backend == "local" else f"console-{backend}"
+    flags = f" --backend {args.backend}" + (f" --runs {args.runs}" if args.runs != 5 else "") + (f" --turns {args.turns}" if args.turns != 3 else "")
+    publish(name, f"python benchmarks/bench_console.py{flags}", body, readme=args.readme)
 
 
 if __name__ == "__main__":

@@ -4,10 +4,13 @@ Each run is the whole eval in-process: load the catalog and the cases, build the
 local backend every case (leave-one-out), route every labelled turn afresh, compute every metric.
 Runs are sequential; the median is the figure quoted in the README.
 
-    /work/venv/bin/python benchmarks/bench_eval.py                 # 3 runs, local backend
-    /work/venv/bin/python benchmarks/bench_eval.py --runs 5 --backend bm25
-    /work/venv/bin/python benchmarks/bench_eval.py --cases sessions/demo-bench.toml --catalog demo
-    /work/venv/bin/python benchmarks/bench_eval.py --readme-table   # the README's headline rows
+    python benchmarks/bench_eval.py --backend local                 # 3 runs
+    python benchmarks/bench_eval.py --runs 5 --backend bm25
+    python benchmarks/bench_eval.py --backend local --cases sessions/demo-bench.toml --catalog demo
+    python benchmarks/bench_eval.py --readme-table [--readme]        # the README's headline rows
+
+The backend is always named (default local, never the config's `auto`) and printed with its model.
+The MetaTool data is looked for in ../shared/data/metatool (--metatool DIR to point elsewhere).
 """
 
 from __future__ import annotations
@@ -33,11 +36,16 @@ def main() -> int:
     parser.add_argument("--no-learn", action="store_true")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--readme-table", action="store_true", help="print the README headline table (demo-bench and MetaTool, local and bm25)")
+    parser.add_argument("--readme", action="store_true", help="with --readme-table: also refresh the table in README.md")
+    parser.add_argument("--metatool", type=Path, default=METATOOL, help="folder of the MetaTool cases-dev.toml and catalog.toml")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
     if args.readme_table:
-        return readme_table()
+        return readme_table(args.metatool, args.readme)
+    if args.metatool != METATOOL:
+        args.cases = args.cases.replace(str(METATOOL), str(args.metatool))
+        args.catalog = args.catalog.replace(str(METATOOL), str(args.metatool))
     from tui_router.catalog import load_catalog
     from tui_router.config import Config
     from tui_router.evaluate import run_eval
@@ -79,8 +87,8 @@ def main() -> int:
         print(json.dumps(result))
     else:
         print(
-            f"eval of {result['turns']} turns ({result['cases']}, {result['catalog_options']} options) with "
-            f"{result['backend']}: median {result['median_seconds']} s wall over {result['runs']} runs {result['seconds']} "
+            f"eval of {result['turns']} turns ({result['cases']}, {result['catalog_options']} options) with backend "
+            f"{result['backend']} (model {result['model']}, learning {result['learning']}): median {result['median_seconds']} s wall over {result['runs']} runs {result['seconds']} "
             f"(median CPU {result['median_cpu_seconds']} s); "
             f"{result['turns_per_second']} turns/s; route p50 {result['route_p50_ms']} ms, p95 {result['route_p95_ms']} ms; "
             f"load average {result['load_average_1m']} on {result['cpus']} cpus"
@@ -88,27 +96,37 @@ def main() -> int:
     return 0
 
 
-def readme_table() -> int:
+def readme_table(metatool: Path, readme: bool) -> int:
     """The headline rows quoted in README.md, from the same eval as `tui-router eval`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import publish
+
     from tui_router.catalog import load_catalog
     from tui_router.config import Config
     from tui_router.evaluate import run_eval
     from tui_router.report import pct
 
+    if not (metatool / "cases-dev.toml").exists():
+        print(f"bench_eval: {metatool / 'cases-dev.toml'} not found (pass --metatool DIR)", file=sys.stderr)
+        return 2
+    # Whether anything was fitted or tuned on these very cases, said next to every figure.
     sets = [
-        ("demo-bench (30)", [ROOT / "sessions" / "demo-bench.toml"], "demo"),
-        ("MetaTool dev (1,759, 199 tools)", [METATOOL / "cases-dev.toml"], str(METATOOL / "catalog.toml")),
+        ("demo-bench (30)", [ROOT / "sessions" / "demo-bench.toml"], "demo", "yes: catalog keywords added after a failure review of it"),
+        ("MetaTool dev (1,759, 199 tools)", [metatool / "cases-dev.toml"], str(metatool / "catalog.toml"), "no (only semantic was fitted on it)"),
     ]
-    print("| Cases | Backend | Retrieval recall | Top-1 | Top-1 (acc.) | Top-3 | None P / R | Wrong-execute | ECE |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name, cases, catalog_spec in sets:
+    lines = [
+        "| Cases | Backend (model) | Tuned on these cases? | Retrieval recall | Top-1 | Top-1 (acc.) | Top-3 | None P / R | Wrong-execute | ECE |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, cases, catalog_spec, tuned in sets:
         catalog = load_catalog(catalog_spec)
-        for backend, label in (("local", "local, leave-one-out"), ("bm25", "bm25 baseline")):
-            r = run_eval(cases, Config(), catalog=catalog, backend=backend)
+        for backend, label in (("local", "leave-one-out"), ("bm25", "baseline")):
+            r = run_eval(cases, Config(backend=backend), catalog=catalog, backend=backend)
             o = r.overall
             cells = [
                 name,
-                label,
+                f"`{r.backend}` ({r.model}), {label}",
+                tuned,
                 pct(o.retrieval_recall, counts=False),
                 pct(o.top1, counts=False),
                 pct(o.top1_acceptable, counts=False),
@@ -117,7 +135,10 @@ def readme_table() -> int:
                 pct(r.wrong_execute_rate, counts=False),
                 "n/a" if r.ece is None else f"{r.ece:.3f}",
             ]
-            print("| " + " | ".join(cells) + " |")
+            lines.append("| " + " | ".join(cells) + " |")
+    body = "\n".join(lines)
+    print(body)
+    publish("eval-headline", "python benchmarks/bench_eval.py --readme-table", body, readme=readme)
     return 0
 
 

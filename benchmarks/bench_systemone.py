@@ -1,11 +1,11 @@
 """Throughput and client overhead of the systemone backend against the loopback `jevcompat mock`.
 
-    python benchmarks/bench_systemone.py [--turns 500] [--concurrency 16] [--latency-ms 20]
+    python benchmarks/bench_systemone.py [--turns 500] [--concurrency 16] [--latency-ms 100]
 
 1. Throughput: TURNS full turns (retrieve + decide + band, Router.aroute) over the bundled demo
    bench messages, one at a time and then CONCURRENCY at a time. The mock answers in microseconds,
-   so it is started with a fixed model time per answer (--latency-ms, default 20 ms, well below what
-   hosted models take): client concurrency exists to overlap that wait.
+   so it is started with a fixed model time per answer (--latency-ms, default 100 ms, below the
+   280 ms the seeds measured for a hosted model): client concurrency exists to overlap that wait.
 2. Overhead: p50 of one backend.adecide against the plain mock (no added latency) minus p50 of a raw
    httpx.AsyncClient POST of the same body plus json.loads, interleaved; that difference is what our
    client adds per request (request building, semaphore, strict JSON, answer checks).
@@ -27,6 +27,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from servers.processes import start_slow_jev_mock  # noqa: E402
 
@@ -72,6 +73,8 @@ async def throughput(url: str, turns: int, concurrency: int) -> dict:
         "ratio": round(seq_s / con_s, 2),
         "errors": errors,
         "same_choice": same,
+        "backend": router.backend.name,
+        "model": sequential[0].model,  # what the server says answered
     }
 
 
@@ -115,6 +118,7 @@ def main() -> int:
     parser.add_argument("--latency-ms", type=float, default=100.0, help="model time the mock adds per answer (throughput part)")
     parser.add_argument("--overhead-requests", type=int, default=300)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--readme", action="store_true", help="also refresh the table in README.md (always written to docs/figures/systemone.md)")
     args = parser.parse_args()
 
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="bench-systemone-"))
@@ -133,12 +137,34 @@ def main() -> int:
         print(json.dumps(result))
         return 0
     t, o = result["throughput"], result["overhead"]
+    print(f"backend: {t['backend']}, model: {t['model']} (jevcompat mock on loopback)")
     print(f"throughput: {t['turns']} turns, mock model time {t['latency_ms']:g} ms, {result['cpus']} CPUs")
     print(f"  sequential      {t['sequential_s']:7.2f} s  {t['sequential_turns_per_s']:7.1f} turns/s")
     print(f"  concurrency {t['concurrency']:<3} {t['concurrent_s']:7.2f} s  {t['concurrent_turns_per_s']:7.1f} turns/s")
     print(f"  ratio           {t['ratio']:.1f}x   (errors {t['errors']}, same choice {t['same_choice']}/{t['turns']})")
     print(f"overhead per request over raw httpx ({o['requests']} requests, {o['options']} options, plain mock):")
     print(f"  raw httpx p50 {o['raw_httpx_p50_ms']:.2f} ms, systemone backend p50 {o['systemone_p50_ms']:.2f} ms, overhead p50 {o['overhead_p50_ms']:.2f} ms")
+
+    from figures import machine_line, publish
+
+    body = "\n".join(
+        [
+            f"Backend `{t['backend']}`, model `{t['model']}` (the `jevcompat mock` on loopback, keep-alive), {t['turns']} turns, {machine_line()}:",
+            "",
+            "| model time per answer | sequential | concurrency " + str(t["concurrency"]) + " | ratio | client overhead p50 over raw httpx |",
+            "| --- | --- | --- | --- | --- |",
+            f"| {t['latency_ms']:g} ms | {t['sequential_s']:.2f} s ({t['sequential_turns_per_s']:.1f} turns/s) "
+            f"| {t['concurrent_s']:.2f} s ({t['concurrent_turns_per_s']:.1f} turns/s) | {t['ratio']:.1f}x "
+            f"({t['errors']} errors, {t['same_choice']}/{t['turns']} same choices) "
+            f"| {o['overhead_p50_ms']:.2f} ms (raw httpx {o['raw_httpx_p50_ms']:.2f} ms, ours {o['systemone_p50_ms']:.2f} ms) |",
+        ]
+    )
+    flags = "".join(
+        f" --{name} {value:g}" if isinstance(value, float) else f" --{name} {value}"
+        for name, value, default in (("turns", args.turns, 500), ("concurrency", args.concurrency, 16), ("latency-ms", args.latency_ms, 100.0))
+        if value != default
+    )
+    publish("systemone", f"python benchmarks/bench_systemone.py{flags}", body, readme=args.readme)
     return 0
 
 

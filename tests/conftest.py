@@ -11,6 +11,8 @@ def _own_embedding_cache(tmp_path_factory: pytest.TempPathFactory):
     extra is installed) embeds each catalog once per test run, in a folder of its own."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        # and never write sessions into the user's data folder (the default sessions folder)
+        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
         yield
 
 # --- System One servers (issue 4): real subprocesses on loopback ports, started once per session ---

@@ -117,7 +117,8 @@ def test_misspelt_field_is_an_error_with_hint(tmp_path: Path) -> None:
 def test_every_problem_reported_at_once(tmp_path: Path) -> None:
     data = {"name": "x", "tools": [{"id": "Bad"}, {**GOOD_TOOL, "risk": "nope"}, GOOD_TOOL]}
     lines = problems_for(tmp_path, data)
-    assert len(lines) == 3  # bad id + missing when_to_use, bad risk; the third tool is fine
+    # bad id + missing when_to_use, bad risk, and the third tool repeats the (invalid) second's id
+    assert len(lines) == 4 and lines[-1].endswith("tools[2] (id 'send_sms'): field 'id' duplicates tools[1]")
 
 
 def test_unrelated_extra_field_is_a_warning(tmp_path: Path) -> None:

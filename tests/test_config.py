@@ -110,8 +110,18 @@ def test_cli_bad_config_exits_2_without_traceback(tmp_path: Path) -> None:
 
 
 def test_locate(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "tui_router", "locate", "sessions"], capture_output=True, text=True, cwd=tmp_path)
-    assert out.returncode == 0 and out.stdout.strip() == str((tmp_path / "sessions").resolve())
+    # one predictable sessions folder: the user data folder, with or without a user config (issue 13)
+    import os
+
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "conf")}
+    env.pop("TUI_ROUTER_CONFIG", None)
+    expected = str(tmp_path / "data" / "tui-router" / "sessions")
+    out = subprocess.run([sys.executable, "-m", "tui_router", "locate", "sessions"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == expected
+    (tmp_path / "conf" / "tui-router").mkdir(parents=True)
+    (tmp_path / "conf" / "tui-router" / "config.toml").write_text("[policy]\nhigh = 0.8\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "tui_router", "locate", "sessions"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == expected
     out = subprocess.run([sys.executable, "-m", "tui_router", "locate", "catalogs"], capture_output=True, text=True, cwd=tmp_path)
     assert "demo:" in out.stdout and "support:" in out.stdout
     out = subprocess.run([sys.executable, "-m", "tui_router", "locate", "config"], capture_output=True, text=True, cwd=tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,14 @@ async def test_no_command_configured_says_how_to_configure() -> None:
 
 async def test_timeout_stops_the_command_and_keeps_partial_output(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
+    started = time.perf_counter()
     result = await run_fallback("hello", cmd("sleepy.py", "30", str(pidfile), timeout=1.0))
+    elapsed = time.perf_counter() - started
     assert result.error == "fallback command timed out after 1 s and was stopped"
+    # Stopped at the timeout, not long after it: the bound leaves room for a loaded machine (the
+    # kill and pipe settling take milliseconds) but fails a run that waits several times its timeout.
+    assert 1.0 <= elapsed < 3.5, elapsed
+    assert 1000.0 <= result.duration_ms < 3500.0
     assert result.exit_code is None
     assert result.output == "thinking...\n"
     with pytest.raises(ProcessLookupError):
@@ -147,6 +154,14 @@ def _background_pid(pidfile: Path) -> int:
     return int(pidfile.read_text().split()[0])
 
 
+async def _written(pidfile: Path) -> None:
+    """Until the command has written its background child's pid (at most 5 s)."""
+    for _ in range(250):
+        if pidfile.exists() and pidfile.read_text().strip():
+            return
+        await asyncio.sleep(0.02)
+
+
 async def test_timeout_ends_what_the_command_started_in_the_background(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     result = await run_fallback("hello", cmd("forks.py", str(pidfile), "hang", timeout=1.0))
@@ -168,10 +183,7 @@ async def test_a_command_that_exits_leaves_no_background_job(tmp_path: Path) -> 
 async def test_cancel_ends_the_whole_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     task = asyncio.create_task(run_fallback("hello", cmd("forks.py", str(pidfile), "hang", timeout=30.0)))
-    for _ in range(250):
-        if pidfile.exists() and pidfile.read_text().strip():
-            break
-        await asyncio.sleep(0.02)
+    await _written(pidfile)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -188,3 +200,113 @@ async def test_secret_variables_are_not_passed_to_the_command(monkeypatch: pytes
     # without the names, the variable would have been inherited: the test can fail
     inherited = await run_fallback("hello", config)
     assert inherited.output == "sk-test-secret-123 visible\n"
+
+
+# The limits one by one, with small real commands (python -c) so each boundary is exact.
+
+
+def py(code: str, *, timeout: float = 10.0, cap: int = 65536) -> FallbackConfig:
+    return FallbackConfig(command=[sys.executable, "-c", code], timeout=timeout, output_cap=cap)
+
+
+async def test_output_exactly_at_the_cap_is_whole_and_one_byte_more_is_truncated() -> None:
+    exact = await run_fallback("", py("import sys; sys.stdout.write('x' * 1000)", cap=1000))
+    assert (exact.output, exact.truncated) == ("x" * 1000, False)
+    assert exact.summary().endswith("1000 characters")
+    # the extra byte arrives alone, after the cap is full: it still marks the output truncated
+    late = await run_fallback(
+        "", py("import sys, time; sys.stdout.write('x' * 1000); sys.stdout.flush(); time.sleep(0.3); sys.stdout.write('y')", cap=1000)
+    )
+    assert (late.output, late.truncated) == ("x" * 1000, True)
+    one = await run_fallback("", py("import sys; sys.stdout.write('abc')", cap=1))
+    assert (one.output, one.truncated) == ("a", True)
+
+
+async def test_an_incomplete_character_at_the_end_of_whole_output_shows_as_a_replacement() -> None:
+    # not truncated: the stray byte is the command's own, shown as U+FFFD rather than hidden
+    result = await run_fallback("", py("import sys; sys.stdout.buffer.write(b'ok\\xc3')"))
+    assert (result.output, result.truncated) == ("ok\ufffd", False)
+
+
+async def test_exit_code_without_stderr_and_a_long_stderr_line() -> None:
+    quiet = await run_fallback("", py("import sys; sys.exit(4)"))
+    assert quiet.error == "fallback command exited with code 4"
+    long_line = "e" * 300
+    loud = await run_fallback("", py(f"import sys; print('first', file=sys.stderr); print('{long_line}', file=sys.stderr); sys.exit(5)"))
+    assert loud.error == "fallback command exited with code 5: " + "e" * 200
+
+
+async def test_the_timeout_keeps_stderr_and_the_truncation_mark() -> None:
+    code = "import sys, time; sys.stdout.write('z' * 100); sys.stdout.flush(); print('warming up', file=sys.stderr, flush=True); time.sleep(30)"
+    result = await run_fallback("", py(code, timeout=1.0, cap=10))
+    assert result.error == "fallback command timed out after 1 s and was stopped"
+    assert (result.output, result.truncated, result.stderr) == ("z" * 10, True, "warming up\n")
+
+
+async def test_a_grandchild_holding_the_pipes_does_not_hold_the_turn(tmp_path: Path) -> None:
+    # The command starts a background process that inherits stdout and outlives it: after the kill
+    # the pipes never reach EOF, and the runner must still return soon after the timeout.
+    pidfile = tmp_path / "grandchild"
+    code = (
+        "import subprocess, sys, time;"
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']);"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid));"
+        "print('started', flush=True); time.sleep(30)"
+    )
+    started = time.perf_counter()
+    try:
+        result = await run_fallback("", py(code, timeout=1.0))
+        elapsed = time.perf_counter() - started
+        assert result.error == "fallback command timed out after 1 s and was stopped"
+        assert elapsed < 5.0, elapsed  # timeout + at most a second for the pipes + a loaded machine
+    finally:
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), 9)
+            except ProcessLookupError:
+                pass
+        await asyncio.sleep(0.3)  # let the pipes close while this test's event loop still runs
+
+
+async def test_the_command_runs_in_the_given_folder_and_records_when(tmp_path: Path) -> None:
+    result = await run_fallback("", py("import os; print(os.getcwd())"), cwd=tmp_path)
+    assert result.output == f"{tmp_path.resolve()}\n"
+    assert result.at is not None and result.at.startswith("20") and result.at.endswith("Z")
+    here = await run_fallback("", py("import os; print(os.getcwd())"))
+    assert here.output == f"{os.getcwd()}\n"
+
+
+async def test_a_command_the_system_cannot_start(tmp_path: Path) -> None:
+    garbage = tmp_path / "llm"
+    garbage.write_bytes(b"\x00\x01\x02 not a program")
+    garbage.chmod(0o755)
+    result = await run_fallback("hello", FallbackConfig(command=[str(garbage)]))
+    assert result.error == f"fallback command {str(garbage)!r} could not start: Exec format error"
+
+
+async def test_not_configured_without_a_location_points_at_locate() -> None:
+    result = await run_fallback("hello", FallbackConfig())
+    assert result.error.endswith("to the config file (see `tui-router locate config`)")
+
+
+def test_env_message_cap_boundary_and_a_character_cut_in_half() -> None:
+    exact = "a" * ENV_MESSAGE_CAP
+    env = message_env(exact)
+    assert env["TUI_ROUTER_MESSAGE"] == exact and "TUI_ROUTER_MESSAGE_TRUNCATED" not in env
+    # byte 100,000 falls inside a two-byte character: the half is dropped, never an error
+    cut = message_env("a" + "ü" * 60_000)
+    assert cut["TUI_ROUTER_MESSAGE"] == "a" + "ü" * 49_999
+    assert cut["TUI_ROUTER_MESSAGE_TRUNCATED"] == "1"
+
+
+def test_record_keeps_every_field() -> None:
+    result = FallbackResult(
+        command=["llm"], exit_code=1, output="o", stderr="e", error="boom", duration_ms=12.345, truncated=True, at="2026-11-30T10:04:20Z"
+    )
+    record = result.to_record()
+    assert record.model_dump() == {
+        "command": ["llm"], "exit_code": 1, "output": "o", "stderr": "e", "error": "boom",
+        "duration_ms": 12.3, "truncated": True, "at": "2026-11-30T10:04:20Z",
+    }
+    truncated = FallbackResult(command=["x"], exit_code=0, output="abc", duration_ms=12.4, truncated=True)
+    assert truncated.summary() == "exit 0 in 12 ms, 3 characters (truncated)"

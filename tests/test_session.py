@@ -121,17 +121,62 @@ def test_atomic_write_keeps_old_file_when_writing_fails(tmp_path: Path, monkeypa
     assert [p.name for p in tmp_path.iterdir()] == ["s.toml"]  # no temp file left behind
 
 
+def test_atomic_write_syncs_the_whole_temp_file_before_replacing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without the fsync a crash just after os.replace can leave an empty file under the old name.
+    # The real os calls run; they are only watched, in the order they happen.
+    path = tmp_path / "s.toml"
+    path.write_text("old content")
+    text = "new content é\n" * 1000
+    events: list[tuple[str, object]] = []
+    names: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.fstat(fd).st_size))
+        names.append(Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        events.append(("replace", (Path(src).parent, Path(dst))))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    atomic_write_text(path, text)
+    size = len(text.encode("utf-8"))
+    assert events == [("fsync", size), ("replace", (tmp_path, path))]
+    # a temp file a crash leaves behind is hidden and never matches *.toml (never read as a session)
+    assert names[0].startswith(".s.toml.") and names[0].endswith(".tmp")
+    assert path.read_text(encoding="utf-8") == text
+    assert [p.name for p in tmp_path.iterdir()] == ["s.toml"]
+
+
+def test_save_session_writes_through_the_atomic_path_and_remembers_it(tmp_path: Path) -> None:
+    session = sample()
+    target = tmp_path / "a" / "b" / "s.toml"  # missing folders are created
+    assert save_session(session, target) == target
+    assert session.path == target
+    assert load_session(target).turns[0].message == session.turns[0].message
+    assert save_session(session) == target  # later saves go to the remembered file
+    with pytest.raises(SessionError) as info:
+        save_session(Session(session=SessionInfo(id="x", catalog="demo", created="2026-11-30T10:04:12Z")))
+    assert str(info.value) == "the session has no file name yet"
+
+
 def test_save_into_unwritable_folder_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(SessionError, match="cannot save the session"):
+    with pytest.raises(SessionError) as info:
         save_session(sample(), blocker / "s.toml")
+    assert str(info.value) == f"{blocker / 's.toml'}: cannot save the session (File exists); nothing was overwritten"
 
 
 def test_unused_path(tmp_path: Path) -> None:
     (tmp_path / "a.toml").write_text("")
     assert unused_path(tmp_path, "a") == tmp_path / "a-2.toml"
     assert unused_path(tmp_path, "b") == tmp_path / "b.toml"
+    (tmp_path / "a-2.toml").write_text("")
+    assert unused_path(tmp_path, "a") == tmp_path / "a-3.toml"
 
 
 def test_bundled_bench_loads() -> None:

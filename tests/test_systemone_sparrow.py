@@ -62,8 +62,12 @@ def test_two_stage_through_a_real_model(sparrow_url):
         router.backend.close()
     assert decision.path == "two-stage" and decision.error == ""
     assert decision.model == "sparrow-nano-general-v1.1"
-    if decision.stage_category:
-        assert decision.choice in decision.options
+    # clear-cut at stage 1: the message names the category; stage 2 then offers only its tools
+    assert decision.stage_category == "billing"
+    tools, rest = decision.options[:30], decision.options[30:]
+    assert all(t.startswith("billing_") for t in tools)
+    assert rest == ["ask_user", "human_review", "defer_to_llm"]
+    assert decision.choice in decision.options
 
 
 def test_profile_of_a_real_model(sparrow_url):

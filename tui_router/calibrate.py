@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from . import tomlio
 from .catalog import Risk
 from .decide.base import Answer, argmax, softmax
 from .errors import ConfigError, UserError
@@ -748,13 +749,12 @@ def write_config(path: str | Path, result: CalibrationResult) -> Path:
     data: dict[str, Any] = {}
     original = ""
     if path.exists():
+        raw = tomlio.read_file_bytes(path, "config", ConfigError)
         try:
-            original = path.read_text(encoding="utf-8")
-            data = tomllib.loads(original)
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            original = raw.decode("utf-8")
+            data = tomlio.loads(original)
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, tomlio.TOMLLimitError) as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc}); nothing was written") from None
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read the config ({exc.strerror or exc}); nothing was written") from None
     update = result.policy_update()
     policy = data.setdefault("policy", {})
     if not isinstance(policy, dict):

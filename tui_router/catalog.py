@@ -169,6 +169,11 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
             if key not in TOOL_KEYS:
                 hint = did_you_mean(key, TOOL_KEYS)
                 (problems if hint else warnings).append(f"{where}: unknown field '{key}'{hint}")
+        if isinstance(raw_id, str):  # by the raw id, so a copy of an invalid first entry is still caught
+            if raw_id in seen:
+                problems.append(f"{where}: field 'id' duplicates tools[{seen[raw_id]}]")
+                continue
+            seen[raw_id] = index
         if "schema" in raw and not isinstance(raw["schema"], dict):
             problems.append(f"{where}: field 'schema' must be a table (a JSON Schema object)")
             raw = {k: v for k, v in raw.items() if k != "schema"}
@@ -186,21 +191,21 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
                     msg = f"unknown risk {raw.get('risk')!r}; use one of {', '.join(r.value for r in Risk)}"
                 problems.append(f"{where}: field '{field}' {msg}")
             continue
-        if tool.id in seen:
-            problems.append(f"{where}: field 'id' duplicates tools[{seen[tool.id]}]")
-            continue
-        seen[tool.id] = index
         if tool.id == none_option:
             problems.append(f"{where}: field 'id' collides with none_option '{none_option}'")
             continue
         tools.append(tool)
 
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        problems.append(f"{source}: 'description' must be a string")
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
-        raise CatalogError(f"{source}: {len(problems)} {noun} in the catalog", problems)
+        # warnings too: fixing the errors should not reveal a second list
+        raise CatalogError(f"{source}: {len(problems)} {noun} in the catalog", problems + [f"warning: {w}" for w in warnings])
     return Catalog(
         name=name.strip(),
-        description=str(data.get("description", "")),
+        description=description,
         none_option=none_option,
         tools=tuple(tools),
         path=source,
@@ -211,7 +216,7 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
 def resolve_catalog_path(spec: str | Path) -> Path:
     """A path, or the name of a bundled catalog ('demo', 'support')."""
     path = Path(spec).expanduser()
-    if path.exists():
+    if path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
         return path
     bundled = bundled_catalogs()
     if str(spec) in bundled:

@@ -8,7 +8,6 @@ did-you-mean. Secrets are never values here, only the names of environment varia
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -22,7 +21,8 @@ BackendName = Literal["auto", "local", "bm25", "systemone", "semantic"]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    # allow_inf_nan=False: `high = nan` or `timeout = inf` is refused as "not a finite number"
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
 
 
 class Thresholds(_Section):
@@ -140,11 +140,21 @@ class FallbackConfig(_Section):
     output_cap: int = Field(65536, ge=1)
 
 
+class ArgumentsConfig(_Section):
+    """The arguments step after a route (arguments.py): a command, or the built-in extractor."""
+
+    command: list[str] = []  # argument list, no shell; JSON request on stdin, JSON object on stdout
+    timeout: float = Field(10.0, gt=0)
+    output_cap: int = Field(65536, ge=2)
+    auto: bool = True  # build them in the console after an execute proposal or an approved confirm
+
+
 class Config(_Section):
     catalog: str = "demo"
     # auto: semantic when its extra is installed (better on every labelled set), else local
     backend: BackendName = "auto"
-    sessions_dir: str = "sessions"
+    # None: the platform's user data folder (platformdirs), the same from any directory
+    sessions_dir: str | None = None
     reviewer: str | None = None  # name recorded with each label; default $USER
     retrieval: RetrievalConfig = RetrievalConfig()
     policy: PolicyConfig = PolicyConfig()
@@ -152,6 +162,7 @@ class Config(_Section):
     semantic: SemanticConfig = SemanticConfig()
     systemone: SystemOneConfig = SystemOneConfig()
     fallback: FallbackConfig = FallbackConfig()
+    arguments: ArgumentsConfig = ArgumentsConfig()
 
     # Where the file came from (None: built-in defaults); relative paths resolve against it.
     source: Path | None = Field(None, exclude=True)
@@ -174,6 +185,8 @@ class Config(_Section):
 
     @property
     def sessions_path(self) -> Path:
+        if self.sessions_dir is None:
+            return default_sessions_path()
         return self.resolve(self.sessions_dir)
 
     def secret_env_names(self) -> list[str]:
@@ -221,13 +234,13 @@ def config_from_dict(data: dict[str, Any], source: Path | None = None) -> Config
 def find_config_file(explicit: str | Path | None = None) -> Path | None:
     if explicit:
         path = Path(explicit).expanduser()
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():  # anything else present: the reader says what it is
             raise ConfigError(f"{path}: config file not found")
         return path
     env = os.environ.get("TUI_ROUTER_CONFIG")
     if env:
         path = Path(env).expanduser()
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise ConfigError(f"{path}: config file named by TUI_ROUTER_CONFIG not found")
         return path
     local = Path.cwd() / "tui-router.toml"
@@ -235,6 +248,13 @@ def find_config_file(explicit: str | Path | None = None) -> Path | None:
         return local
     user = user_config_path()
     return user if user.is_file() else None
+
+
+def default_sessions_path() -> Path:
+    """<user data dir>/sessions, e.g. ~/.local/share/tui-router/sessions (XDG_DATA_HOME honoured)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("tui-router", appauthor=False) / "sessions"
 
 
 def user_config_path() -> Path:
@@ -246,12 +266,11 @@ def load_config(explicit: str | Path | None = None) -> Config:
     path = find_config_file(explicit)
     if path is None:
         return Config()
+    from . import tomlio  # the one reading path: regular files, size and nesting limits, finite numbers
+
+    data = tomlio.read_toml_file(path, "config", ConfigError)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a TOML file (it is not UTF-8 text)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config ({exc.strerror or exc})") from None
-    return config_from_dict(data, path.resolve())
+        source = path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
+        source = path.absolute()
+    return config_from_dict(data, source)

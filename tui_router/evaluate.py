@@ -34,8 +34,8 @@ from .route import Decision
 from .session import Session, Turn, iter_session_files, load_session
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
-    from .config import Config
+    from .catalog import Catalog, Tool
+    from .config import ArgumentsConfig, Config
     from .route import Router
 
 RECALL_KS = tuple(range(1, 11))
@@ -271,11 +271,41 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
                     f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
                     f"'{catalog.name}'{did_you_mean(value, options)}"
                 )
+    problems += expected_arguments_problems(cases, catalog)
     if problems:
         shown = problems[:20]
         if len(problems) > 20:
             shown.append(f"... and {len(problems) - 20} more unknown labels")
-        raise SessionError(f"{len(problems)} labels are not options of catalog '{catalog.name}'", shown)
+        raise SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
+
+
+def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog) -> list[str]:
+    """expected_arguments must belong to a tool label and name that tool's schema properties (typos caught)."""
+    problems = []
+    for case in cases:
+        expected, label = case.turn.expected_arguments, case.turn.label
+        if not expected or not label:
+            continue
+        where = f"{case.source}: turns[{case.index}]"
+        tool = catalog.get(label)
+        if tool is None or tool.is_escalation:
+            problems.append(f"{where}: expected_arguments need a tool label, not '{label}'")
+            continue
+        properties = (tool.input_schema or {}).get("properties")
+        if not isinstance(properties, dict) or not properties:
+            continue
+        for key in expected:
+            if key not in properties:
+                problems.append(
+                    f"{where}: expected_arguments key '{key}' is not an argument of '{label}'{did_you_mean(key, properties)}"
+                )
+    return problems
+
+
+def check_sessions(sessions: list[Session], catalog: Catalog) -> None:
+    """`check_cases` for whole sessions (replay checks what eval checks)."""
+    cases = [LabelledCase(source=str(s.path), index=i, turn=t) for s in sessions for i, t in enumerate(s.turns) if t.label]
+    check_cases(sessions, cases, catalog)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,6 +338,11 @@ class TurnResult(BaseModel):
     stage: str | None  # retrieval | unresolved | decision | policy | None
     latency_ms: float
     error: str = ""
+    # the arguments step (arguments.py), only on correctly routed turns whose tool has a schema
+    arguments: dict[str, Any] | None = None
+    argument_errors: list[str] = []
+    arguments_valid: bool | None = None
+    arguments_match: bool | None = None  # every expected_arguments key equal (only when labelled)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -330,6 +365,10 @@ class TurnResult(BaseModel):
             "stage": self.stage,
             "latency_ms": round(self.latency_ms, 3),
             "error": self.error,
+            "arguments": self.arguments,
+            "argument_errors": self.argument_errors,
+            "arguments_valid": self.arguments_valid,
+            "arguments_match": self.arguments_match,
         }
 
 
@@ -599,6 +638,55 @@ def context_bytes(catalog: Catalog, results: Sequence[TurnResult]) -> ContextByt
     )
 
 
+class ArgumentStats(BaseModel):
+    validity: Ratio  # schema-valid over correctly routed turns whose tool has a schema
+    match: Ratio  # every expected key equal, over those of them that carry expected_arguments
+
+
+def argument_stats(results: Sequence[TurnResult]) -> ArgumentStats:
+    return ArgumentStats(
+        validity=Ratio.of(r.arguments_valid for r in results if r.arguments_valid is not None),
+        match=Ratio.of(r.arguments_match for r in results if r.arguments_match is not None),
+    )
+
+
+def arguments_turns(results: Sequence[TurnResult], cases: Sequence[Turn], catalog: Catalog) -> list[tuple[int, Tool]]:
+    """Which results get an arguments step: routed correctly to a tool (not an escalation) that has a schema."""
+    picked = []
+    for i, (r, _turn) in enumerate(zip(results, cases, strict=True)):
+        tool = catalog.get(r.choice) if r.correct and r.choice else None
+        if tool is not None and not tool.is_escalation and tool.input_schema:
+            picked.append((i, tool))
+    return picked
+
+
+def score_arguments(
+    results: list[TurnResult], turns: Sequence[Turn], catalog: Catalog, config: ArgumentsConfig, secret_env: Sequence[str] = ()
+) -> None:
+    """Build, validate and compare the arguments of every correctly routed tool turn (in place)."""
+    from .arguments import abuild_arguments, build_arguments, with_label
+
+    picked = arguments_turns(results, turns, catalog)
+    if not picked:
+        return
+
+    async def all_of() -> list[Any]:
+        return [await abuild_arguments(tool, turns[i].message, config, secret_env=secret_env) for i, tool in picked]
+
+    if config.command:  # one event loop for every run of the command
+        built = asyncio.run(all_of())
+    else:
+        built = [build_arguments(tool, turns[i].message, config) for i, tool in picked]
+    for (i, _tool), made in zip(picked, built, strict=True):
+        r = results[i]
+        r.arguments = made.values
+        r.argument_errors = [e.line() for e in made.errors] + ([made.error] if made.error else [])
+        r.arguments_valid = made.valid
+        # the label names the expected tool; compare only when that is the tool routed to
+        expected = turns[i].expected_arguments if r.choice == r.label else None
+        r.arguments_match = with_label(made, expected)
+
+
 class EvalReport(BaseModel):
     backend: str
     model: str
@@ -624,6 +712,8 @@ class EvalReport(BaseModel):
     per_tag: dict[str, GroupMetrics]
     per_category: dict[str, GroupMetrics]
     turns: list[TurnResult]
+    arguments: ArgumentStats | None = None
+    per_tool_arguments: dict[str, ArgumentStats] = {}
     # turns with declined options ("not this", labelled or not) routed again to one of them
     not_this: Ratio = Ratio()
 
@@ -651,6 +741,8 @@ class EvalReport(BaseModel):
             "brier": self.brier,
             "latency_p50": self.latency_ms.get("p50"),
             "latency_p95": self.latency_ms.get("p95"),
+            "argument_validity": self.arguments.validity.value if self.arguments else None,
+            "argument_match": self.arguments.match.value if self.arguments else None,
             "not_this_repeats": float(self.not_this.hits),
         }
         for k, ratio in self.recall_at_k.items():
@@ -723,7 +815,20 @@ class EvalReport(BaseModel):
             "per_category": {k: v.to_json() for k, v in self.per_category.items()},
             "latency_ms": {k: _round(v, 3) for k, v in self.latency_ms.items()},
             "context_bytes": {k: round(v, 1) for k, v in self.context_bytes.model_dump().items()} if self.context_bytes else None,
+            "argument_validity": _round(self.arguments.validity.value) if self.arguments else None,
+            "argument_match": _round(self.arguments.match.value) if self.arguments else None,
+            "per_tool_arguments": {
+                tool: {
+                    "argument_validity": _round(a.validity.value),
+                    "argument_match": _round(a.match.value),
+                    "counts": {"argument_validity": [a.validity.hits, a.validity.total], "argument_match": [a.match.hits, a.match.total]},
+                }
+                for tool, a in self.per_tool_arguments.items()
+            },
         }
+        if self.arguments:
+            out["counts"]["argument_validity"] = [self.arguments.validity.hits, self.arguments.validity.total]
+            out["counts"]["argument_match"] = [self.arguments.match.hits, self.arguments.match.total]
         if with_turns:
             out["turns"] = [t.to_json() for t in self.turns]
         return out
@@ -752,6 +857,10 @@ def build_report(
             count=len(members), coverage=len(members) / n if n else None, accuracy=Ratio.of(r.correct for r in members)
         )
     table, ece, brier = reliability(results)
+    per_tool: dict[str, list[TurnResult]] = {}
+    for r in results:
+        if r.arguments_valid is not None and r.choice:
+            per_tool.setdefault(r.choice, []).append(r)
     latencies = [r.latency_ms for r in results]
     per_tag: dict[str, list[TurnResult]] = {}
     per_category: dict[str, list[TurnResult]] = {}
@@ -789,6 +898,8 @@ def build_report(
         per_tag={k: group_metrics(v, none) for k, v in sorted(per_tag.items())},
         per_category={k: group_metrics(v, none) for k, v in sorted(per_category.items(), key=lambda kv: (kv[0] == "none", kv[0]))},
         turns=results,
+        arguments=argument_stats(results),
+        per_tool_arguments={tool: argument_stats(rs) for tool, rs in sorted(per_tool.items())},
     )
 
 
@@ -852,6 +963,7 @@ def evaluate_router(
     concurrency: int = 1,
     files: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    arguments: bool = True,
     declined: Sequence[LabelledCase] = (),
 ) -> EvalReport:
     """Route every labelled case afresh and measure. The local backend learns leave-one-out unless learn=False.
@@ -869,6 +981,8 @@ def evaluate_router(
         score_turn(c.turn, d, router.catalog, always_offered=always, source=c.source, index=c.index)
         for c, d in zip(cases, decisions, strict=True)
     ]
+    if arguments:
+        score_arguments(results, [c.turn for c in cases], router.catalog, router.config.arguments, router.config.secret_env_names())
     report = build_report(
         results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
     )
@@ -1011,6 +1125,8 @@ EVAL_GATE_METRICS = tuple(
         "brier",
         "latency_p50",
         "latency_p95",
+        "argument_validity",
+        "argument_match",
         "not_this_repeats",
         *(f"recall@{k}" for k in RECALL_KS),
         *(f"{s}_errors" for s in STAGES),

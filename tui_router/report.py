@@ -71,7 +71,27 @@ def _headline_rows(reports: Sequence[EvalReport]) -> list[list[str]]:
         row("Brier score", [num(r.brier) for r in reports]),
         row("latency p50 / p95 (ms)", [f"{num(r.latency_ms['p50'], 1)} / {num(r.latency_ms['p95'], 1)}" for r in reports]),
     ]
+    if any(r.arguments and (r.arguments.validity.total or r.arguments.match.total) for r in reports):
+        rows.append(row("argument validity", [pct(r.arguments.validity) if r.arguments else "n/a" for r in reports]))
+        rows.append(row("argument match", [pct(r.arguments.match) if r.arguments else "n/a" for r in reports]))
     return rows
+
+
+def arguments_section(report: EvalReport) -> Section | None:
+    """Per routed tool: schema-valid arguments, and expected keys matched (arguments.py)."""
+    if not report.per_tool_arguments:
+        return None
+    rows = [[tool, pct(a.validity), pct(a.match)] for tool, a in report.per_tool_arguments.items()]
+    if report.arguments:
+        rows.append(["Total", pct(report.arguments.validity), pct(report.arguments.match)])
+    return Section(
+        title=f"Arguments after the route: {_who(report)}",
+        headers=["Tool", "Valid", "Match"],
+        rows=rows,
+        right=[1, 2],
+        note="Only correctly routed turns whose tool has a schema; Valid: the built arguments pass the schema; "
+        "Match: every key of expected_arguments equal (turns that carry them).",
+    )
 
 
 def _who(report: EvalReport) -> str:
@@ -179,6 +199,10 @@ def eval_sections(reports: Sequence[EvalReport], *, errors: int = 10, tags: int 
         )
     )
     sections.append(context_section(reports))
+    for report in reports:
+        section = arguments_section(report)
+        if section is not None:
+            sections.append(section)
     if errors:
         for report in reports:
             wrong = [t for t in report.turns if t.stage][:errors]
@@ -257,7 +281,7 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
         mark = "broken" if r.broken else "fixed" if r.fixed else ("changed" if r.changed else "")
         rows.append(
             [
-                str(r.index),
+                str(r.index + 1),  # turns count from 1, as in the console
                 shorten(r.message, 48),
                 r.label or "-",
                 f"{r.recorded_choice or '-'} ({r.recorded_band or 'not recorded'})",
@@ -266,6 +290,9 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
                 mark,
             ]
         )
+    note = report.summary_line() + (f"; mean TV distance {num(report.mean_tv)}" if report.mean_tv is not None else "")
+    if not rows:  # nothing changed: no table of "-", one line that says so
+        return [Section(title=title, headers=[], rows=[], note=note + " (--all lists every turn)")]
     return [
         Section(
             title=title,
@@ -397,7 +424,7 @@ def print_sections(sections: Sequence[Section], file: IO[str] | None = None, wid
             table.add_row(*(Text(cell) for cell in row))
         if not s.rows:
             table.add_row(*(Text("-") for _ in s.headers))
-        console.print(table)
+        console.print(table if s.headers else Text(s.title, style="bold"))
         if s.note:
             console.print(Text(s.note, style="dim"))
         console.print()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import getpass
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from .catalog import Catalog, Risk
 from .config import Config, PolicyConfig
 from .errors import SessionError, UserError
 from .policy import action_of, band_of, confidence_of, margin_of
-from .session import LabelSource, Session, Turn, iter_session_files, load_session, save_session
+from .session import LabelSource, Session, Turn, dumps_session, iter_session_files, load_session
 
 # ---------------------------------------------------------------------------------------------
 # The queue
@@ -137,20 +137,33 @@ class LabelEdit:
     after: LabelState
 
 
-def write_label(path: Path, index: int, message: str, state: LabelState, save: Callable[[Session], object] = save_session) -> None:
-    """Change one turn's label in its file: read the file now, check the turn is still the one
-    queued, set the label, write atomically. Nothing is written when the turn moved."""
-    session = load_session(path)
-    if index >= len(session.turns) or session.turns[index].message != message:
-        raise SessionError(f"{path}: turn {index + 1} is no longer the queued message (the file changed); nothing was written")
-    state.apply(session.turns[index])
-    save(session)
+def write_label(path: Path, index: int, message: str, state: LabelState) -> None:
+    """Change one turn's label in its file, under the file's lock: claim it (a console writing it
+    refuses, with a sentence), read it now, check the turn is still the one queued, set the label,
+    write atomically (refused if someone changed the file since the claim), release. Nothing is
+    written when the turn moved."""
+    from .storage import SessionFile
+
+    handle = SessionFile.claim(path)
+    try:
+        session = load_session(path)
+        if index >= len(session.turns) or session.turns[index].message != message:
+            raise SessionError(f"{path}: turn {index + 1} is no longer the queued message (the file changed); nothing was written")
+        state.apply(session.turns[index])
+        handle.write(dumps_session(session))
+    finally:
+        handle.release()
 
 
 class Review:
     """Walk a queue, label, skip, clear and undo; every change is saved to its own file at once."""
 
-    def __init__(self, sessions: Sequence[Session], reviewer: str | None = None, limit: int | None = None) -> None:
+    def __init__(
+        self, sessions: Sequence[Session], reviewer: str | None = None, limit: int | None = None, own: Session | None = None
+    ) -> None:
+        """`own`: the console's open session, one of `sessions`: its labels change in memory only and
+        the console writes them (it holds that file's lock); every other file is written here."""
+        self.own = own
         self.sessions = {s.path: s for s in sessions if s.path is not None}
         self.entries = build_queue(self.sessions.values(), limit)
         self.reviewer = reviewer
@@ -208,7 +221,8 @@ class Review:
         turn = self.turn()
         after = LabelState(option, source if option else None, self.reviewer if option else None)
         edit = LabelEdit(self.position, entry.file, entry.index, LabelState.of(turn), after)
-        write_label(entry.file, entry.index, entry.message, after)
+        if self.sessions[entry.file] is not self.own:
+            write_label(entry.file, entry.index, entry.message, after)
         after.apply(turn)
         self.history.append(edit)
         return edit
@@ -227,7 +241,8 @@ class Review:
         if not self.history:
             return None
         edit = self.history[-1]
-        write_label(edit.file, edit.index, self.entries[edit.position].message, edit.before)
+        if self.sessions[edit.file] is not self.own:
+            write_label(edit.file, edit.index, self.entries[edit.position].message, edit.before)
         self.history.pop()
         edit.before.apply(self.sessions[edit.file].turns[edit.index])
         self.position = edit.position

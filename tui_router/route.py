@@ -10,7 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from .catalog import Catalog, Risk
+from .arguments import ArgumentsResult, abuild_arguments, build_arguments, demote_action
+from .authority import AuthorityCheck
+from .catalog import Catalog, Risk, Tool
 from .config import Config, Thresholds
 from .decide import make_backend
 from .decide.base import Answer, DecisionBackend, Question
@@ -46,9 +48,19 @@ class Decision(BaseModel):
     latency_ms: float
     decide_ms: float
     error: str = ""
+    # Set when the message claims authority, names a tool id or tells the router what to choose
+    # (authority.py); such a decision is never executed without a person.
+    caution: str = ""
     path: Literal["single", "two-stage"] = "single"
     stage_category: str | None = None
     ranked: list[str] = []
+    arguments: ArgumentsResult | None = None  # after the arguments step (Router.build_arguments)
+    demoted: bool = False  # an execute became a confirm because the arguments are invalid
+
+    def with_arguments(self, result: ArgumentsResult) -> Decision:
+        """This decision with its arguments, an execute demoted to confirm when they are invalid."""
+        action = Action(demote_action(self.action.value, result))
+        return self.model_copy(update={"arguments": result, "action": action, "demoted": action is not self.action})
 
     def to_json(self) -> dict:
         """The `route --json` contract."""
@@ -70,8 +82,10 @@ class Decision(BaseModel):
             "backend": self.backend,
             "latency_ms": round(self.latency_ms, 3),
             "error": self.error,
+            "caution": self.caution or None,
             "path": self.path,
             "stage_category": self.stage_category,
+            **({"arguments": self.arguments.to_json(), "demoted": self.demoted} if self.arguments else {}),
         }
 
     def to_turn_decision(self) -> TurnDecision:
@@ -92,6 +106,7 @@ class Decision(BaseModel):
             action=self.action.value,
             outcome=outcome,
             error=self.error,
+            caution=self.caution or None,
             latency_ms=round(self.latency_ms, 3),
             model=self.model or None,
             backend=self.backend,
@@ -115,6 +130,7 @@ class Router:
         make_retriever = getattr(self.backend, "make_retriever", None)
         if callable(make_retriever):
             self.retriever = make_retriever(catalog, self.config.retrieval)
+        self.authority = AuthorityCheck(catalog)
 
     def retrieve(self, message: str, holdout: str | None = None) -> Retrieval:
         """Layer 1 for one message: BM25 candidates plus what the backend suggests."""
@@ -142,6 +158,10 @@ class Router:
         risk = self.catalog.risk_of(answer.choice) if answer.choice else None
         banding = band_answer(answer, options, self.catalog.none_option, risk, self.config.policy)
         valid = not banding.error
+        caution = self.authority.caution(message) or ""
+        band, action = banding.band, banding.action
+        if caution and action is Action.execute:  # a claim in the text never raises confidence: a person decides
+            band, action = (Band.medium if band is Band.high else band), Action.confirm
         return Decision(
             message=message,
             candidates=retrieval.candidates,
@@ -154,8 +174,8 @@ class Router:
             reported_confidence=banding.reported_confidence,
             formula=self.config.policy.confidence,
             margin=margin_of(answer.probabilities) if valid else None,
-            band=banding.band,
-            action=banding.action,
+            band=band,
+            action=action,
             thresholds=banding.thresholds,
             risk=risk if valid else None,
             model=answer.model or self.backend.model,
@@ -163,10 +183,31 @@ class Router:
             latency_ms=(time.perf_counter() - started) * 1000,
             decide_ms=answer.latency_ms,
             error=banding.error,
+            caution=caution,
             path=staged.path,
             stage_category=staged.stage_category,
             ranked=retrieval.ranked,
         )
+
+    def arguments_tool(self, decision: Decision) -> Tool | None:
+        """The tool the arguments step builds for: a resolved choice of a real tool (not none, not escalation)."""
+        if decision.band is Band.unresolved or not decision.choice:
+            return None
+        tool = self.catalog.get(decision.choice)
+        return None if tool is None or tool.is_escalation else tool
+
+    def build_arguments(self, decision: Decision) -> Decision:
+        """Layer 3: build and validate the chosen tool's arguments (config [arguments]); demote when invalid."""
+        tool = self.arguments_tool(decision)
+        if tool is None:
+            return decision
+        return decision.with_arguments(build_arguments(tool, decision.message, self.config.arguments, secret_env=self.config.secret_env_names()))
+
+    async def abuild_arguments(self, decision: Decision) -> Decision:
+        tool = self.arguments_tool(decision)
+        if tool is None:
+            return decision
+        return decision.with_arguments(await abuild_arguments(tool, decision.message, self.config.arguments, secret_env=self.config.secret_env_names()))
 
     def route(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,14 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class OutcomeStep(_Record):
+    """One earlier outcome of a turn (e.g. declined, before the fallback took it)."""
+
+    outcome: Outcome
+    rerouted_to: str | None = None
+    at: str | None = None
+
+
 class TurnDecision(_Record):
     candidates: list[str] = []
     scores: dict[str, float] = {}
@@ -45,7 +54,9 @@ class TurnDecision(_Record):
     action: Literal["execute", "confirm", "escalate", "fallback"] = "fallback"
     outcome: Outcome = "pending"
     rerouted_to: str | None = None
+    history: list[OutcomeStep] = []  # earlier outcomes, oldest first; `outcome` is the latest
     error: str = ""
+    caution: str | None = None  # the router's note that the message claims authority or names a tool
     latency_ms: float | None = None
     model: str | None = None
     backend: str | None = None
@@ -67,6 +78,20 @@ class FallbackRecord(_Record):
     at: str | None = None
 
 
+class ArgumentsRecord(_Record):
+    """[turns.arguments]: what the arguments step built for the routed tool (arguments.py)."""
+
+    tool: str | None = None
+    values: dict[str, Any] = {}
+    valid: bool = False
+    errors: list[str] = []  # "path: reason", one per validation problem
+    source: Literal["command", "extractor"] = "extractor"
+    error: str = ""  # why the command gave no arguments
+    duration_ms: float | None = None
+    demoted: bool = False  # an execute became a confirm because of them
+    at: str | None = None
+
+
 class Turn(_Record):
     message: str
     label: str | None = None
@@ -78,6 +103,8 @@ class Turn(_Record):
     at: str | None = None
     decision: TurnDecision | None = None
     fallback: FallbackRecord | None = None
+    arguments: ArgumentsRecord | None = None
+    expected_arguments: dict[str, Any] | None = None  # the label for the arguments (every key must match)
 
 
 class SessionInfo(_Record):
@@ -107,9 +134,10 @@ def now_iso() -> str:
 
 
 def new_session_id(suffix: str = "") -> str:
+    """Time, then the suffix, then 6 random hex digits: two consoles started in one second never collide."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
     clean = re.sub(r"[^a-z0-9-]+", "-", suffix.lower()).strip("-")
-    return f"{stamp}-{clean}" if clean else stamp
+    return "-".join(part for part in (stamp, clean, secrets.token_hex(3)) if part)
 
 
 def new_session(catalog: str, backend: str | None = None, model: str | None = None, suffix: str = "") -> Session:
@@ -121,6 +149,7 @@ _KNOWN = {
     "turn": set(Turn.model_fields),
     "decision": set(TurnDecision.model_fields),
     "fallback": set(FallbackRecord.model_fields),
+    "arguments": set(ArgumentsRecord.model_fields),
 }
 
 
@@ -158,7 +187,7 @@ def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
             problems.append(f"{where}: must be a table")
             continue
         problems += _near_miss_keys(raw, "turn", where)
-        for sub in ("decision", "fallback"):
+        for sub in ("decision", "fallback", "arguments"):
             if isinstance(raw.get(sub), dict):
                 problems += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
         try:
@@ -206,6 +235,10 @@ def session_to_dict(session: Session) -> dict[str, Any]:
             data["decision"] = decision
         if turn.fallback is not None:
             data["fallback"] = turn.fallback.model_dump(mode="json", exclude_defaults=True)
+        if turn.arguments is not None:
+            # valid = false and the source are information here, so keep them (exclude_defaults drops them)
+            record = turn.arguments.model_dump(mode="json", exclude_defaults=True)
+            data["arguments"] = {"valid": turn.arguments.valid, "source": turn.arguments.source, **record}
         turns.append({"message": data.pop("message"), **data})
     head = session.session.model_dump(mode="json", exclude_none=True)
     return _compact({"session": head, "turns": turns})
@@ -262,7 +295,7 @@ def iter_session_files(paths: list[str | Path]) -> list[Path]:
         path = Path(item)
         if path.is_dir():
             found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file()))
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
             found.append(path)
         else:
             raise SessionError(f"{path}: no such session file or folder")

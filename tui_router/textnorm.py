@@ -12,20 +12,11 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-# Words that carry no routing signal in requests ("please can you ...") or in tool descriptions.
-STOPWORDS = frozenset(
-    """
-    a an the and or but if then else of to in on at by for from with without into onto over under
-    is are was were be been being am do does did done doing have has had having will would shall
-    should can could may might must i me my mine we us our ours you your yours he him his she her
-    it its they them their this that these those there here what which who whom whose when where
-    why how all any both each few more most other some such no nor not only own same so than too
-    very just also please pls plz kindly thanks thank hi hello hey ok okay let lets let's want
-    wanna need needs needed like would could get got gets give make sure one up out about as
-    via per use using used tool tools help something anything thing things everything nothing
-    everyone anyone someone everybody anybody somebody stuff bit lot ask asking asked
-    """.split()
-)
+from . import vocab
+
+# Words that carry no routing signal in requests ("please can you ...") or in tool descriptions
+# (tui_router/vocab/textnorm.toml, with the stemmer's suffix rules).
+STOPWORDS = frozenset(vocab.entries("textnorm.stopwords"))
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -34,35 +25,13 @@ _NO_SPACE_SCRIPT = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]"
 )
 
-_SUFFIXES = (
-    ("ational", "ate"),
-    ("ization", "ize"),
-    ("isation", "ize"),
-    ("fulness", "ful"),
-    ("ousness", "ous"),
-    ("iveness", "ive"),
-    ("ations", "ate"),
-    ("ation", "ate"),
-    ("ments", ""),
-    ("ment", ""),
-    ("ings", ""),
-    ("ing", ""),
-    ("ies", "y"),
-    ("ied", "y"),
-    ("ers", ""),
-    ("er", ""),
-    ("ed", ""),
-    ("es", ""),
-    ("ly", ""),
-    ("s", ""),
-)
-_KEEP = frozenset({"sms", "ics", "css", "dns", "aws", "gps", "ios", "api", "news", "status", "os"})
+_SUFFIXES = vocab.rules("textnorm.suffixes")
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A deliberately light, deterministic suffix stripper (plural, -ing, -ed, -ation ...)."""
-    if len(word) <= 3 or word in _KEEP or not word.isascii() or not word.isalpha():
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
     for suffix, repl in _SUFFIXES:
         if suffix == "s" and word.endswith(("ss", "us", "is")):

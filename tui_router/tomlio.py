@@ -1,12 +1,27 @@
-"""TOML reading: the Rust parser (rtoml) when installed, tomllib otherwise.
+"""TOML reading: the one path every catalog, config and session file goes through.
 
-tomllib is pure Python and needs seconds for a 10,000-tool catalog; rtoml parses the same file
-in about a tenth of the time. Error messages always come from tomllib, so they read the same
-whichever parser is present.
+rtoml (Rust) parses large files in about a tenth of tomllib's time, so it is used from
+`FAST_FROM_BYTES` up; tomllib (pure Python) otherwise, and whenever rtoml refuses a text, so
+every error message is tomllib's and reads the same whichever parser ran. The two parsers must
+not disagree on what a file means, so the checks they differ on happen here, before and after
+parsing, for both:
+
+* only regular files are read (a FIFO would block, /dev/zero would fill memory), at most
+  `MAX_FILE_BYTES` (32 MiB: a 10,000-tool catalog is about 5 MB) read through one descriptor
+  opened without blocking;
+* a UTF-8 byte order mark is accepted and dropped (rtoml accepted it, tomllib did not);
+* arrays and tables nest at most `MAX_DEPTH` levels (tomllib overflowed Python's stack near 330,
+  rtoml stops near 80);
+* numbers are finite: `nan` and `inf` are valid TOML but meaningless in every file of ours, and
+  letting them through made thresholds, timeouts and schemas fail in confusing ways.
 """
 
 from __future__ import annotations
 
+import errno
+import math
+import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -19,16 +34,90 @@ except ImportError:  # pragma: no cover
     _fast = None
 
 FAST_FROM_BYTES = 64 * 1024  # below this tomllib is fast enough and imports nothing more
+MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 48
 
 
-def loads(text: str) -> dict[str, Any]:
-    """Parse TOML text; raises tomllib.TOMLDecodeError on invalid input."""
+class TOMLLimitError(ValueError):
+    """A TOML text that parses but breaks one of the limits above (message: what and where)."""
+
+
+def _parse(text: str) -> dict[str, Any]:
     if _fast is not None and len(text) >= FAST_FROM_BYTES:
         try:
             return _fast.loads(text)
         except Exception:
             pass  # fall through: tomllib gives the standard, precise error message
-    return tomllib.loads(text)
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise TOMLLimitError(f"arrays or tables nested more than {MAX_DEPTH} levels deep") from None
+
+
+def _check_values(data: dict[str, Any]) -> None:
+    """Depth and finite numbers, walked without recursion (the structure may be very deep)."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, dict):
+            if depth > MAX_DEPTH:
+                raise TOMLLimitError(f"arrays or tables nested more than {MAX_DEPTH} levels deep")
+            stack.extend((item, f"{where}.{key}" if where else str(key), depth + 1) for key, item in value.items())
+        elif isinstance(value, list):
+            if depth > MAX_DEPTH:
+                raise TOMLLimitError(f"arrays or tables nested more than {MAX_DEPTH} levels deep")
+            stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise TOMLLimitError(f"'{where[:120]}' is {value}; numbers must be finite")
+
+
+def loads(text: str) -> dict[str, Any]:
+    """Parse TOML text with the checks above.
+
+    Raises tomllib.TOMLDecodeError on invalid TOML and TOMLLimitError past a limit.
+    """
+    data = _parse(text.removeprefix("\ufeff"))
+    _check_values(data)
+    return data
+
+
+def read_file_bytes(path: Path, kind: str, error: type[UserError]) -> bytes:
+    """The bytes of a regular file of at most MAX_FILE_BYTES; anything else is one sentence in `error`."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below then refuses it
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error(f"{path}: {kind} file not found") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a folder, not a {kind} file") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error(f"{path}: a symbolic link loop, not a {kind} file") from None
+        raise error(f"{path}: cannot read the {kind} ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{path}: is a folder, not a {kind} file")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: not a regular file (a pipe, device or socket), so it is not read as a {kind} file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise error(f"{path}: the {kind} file is {info.st_size / 2**20:.1f} MiB; the limit is {MAX_FILE_BYTES // 2**20} MiB")
+        os.set_blocking(fd, True)
+        chunks = []
+        left = MAX_FILE_BYTES + 1  # the file may grow after fstat: never read past the limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise error(f"{path}: the {kind} file is over the {MAX_FILE_BYTES // 2**20} MiB limit")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {kind} ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
 
 
 def read_toml_file(path: Path, kind: str, error: type[UserError], *, untouched: bool = False) -> dict[str, Any]:
@@ -38,17 +127,12 @@ def read_toml_file(path: Path, kind: str, error: type[UserError], *, untouched: 
     left as it was (for files the console would otherwise write back).
     """
     tail = "; it was left untouched" if untouched else ""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise error(f"{path}: {kind} file not found") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a folder, not a {kind} file") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read the {kind} ({exc.strerror or exc})") from None
+    raw = read_file_bytes(path, kind, error)
     try:
         return loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise error(f"{path}: not a {kind} file (it is not UTF-8 text){tail}") from None
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: {'corrupt ' + kind + ' file, ' if untouched else ''}not valid TOML ({exc}){tail}") from None
+    except TOMLLimitError as exc:
+        raise error(f"{path}: not a usable {kind} file ({exc}){tail}") from None

@@ -25,19 +25,36 @@ def check_terminal() -> None:
         )
 
 
-def run_console(config: Config, session_path: str | Path | None = None) -> int:
-    """Open the console on a new session, or continue the session in `session_path`.
+def run_console(config: Config, session_path: str | Path | None = None, follow: str | Path | None = None) -> int:
+    """Open the console on a new session, or continue the session in `session_path`; with `follow`,
+    add the turns a live session file receives as they arrive.
 
     A session file that cannot be read raises SessionError before anything is drawn (the file is
     left untouched).
     """
     from ..session import load_session
+    from ..storage import claim_session_file
 
+    if session_path and Path(session_path).is_file():
+        claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
     session = load_session(session_path) if session_path else None
+    session_id = None
+    if follow is not None:
+        from ..live import open_live
+        from ..session import new_session_id
+
+        follow = Path(follow)
+        if not follow.is_dir():
+            open_live(follow)  # a missing or broken live file: one sentence before anything is drawn
+        if session is not None and session.path is not None and session.path.resolve() == follow.resolve():
+            from ..errors import SessionError
+
+            raise SessionError(f"{follow}: give the live file to --follow and a different (or no) session FILE; the console never writes the live file")
+        session_id = new_session_id(f"follow-{follow.stem}")
     check_terminal()
     from .app import RouterConsole
 
-    app = RouterConsole(config, session=session)
+    app = RouterConsole(config, session=session, session_id=session_id, follow=follow)
     app.run()
     return app.return_code or 0
 

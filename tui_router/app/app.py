@@ -9,13 +9,12 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
-import threading
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import tomli_w
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -29,23 +28,17 @@ from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
 from ..errors import UserError
-from ..session import (
-    Session,
-    SessionInfo,
-    Turn,
-    TurnDecision,
-    atomic_write_text,
-    dumps_session,
-    load_session,
-    new_session_id,
-    session_to_dict,
-    unused_path,
-)
+from ..session import Session, Turn, TurnDecision, load_session
+from ..storage import claim_session_file, release_session_file
 from ..textsafe import visible
+from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, waits_for_fallback
+from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail, confirm_arguments_text, record_of
+from .follow import LiveFollow
 from .format import display_path, one_line, shorten
 from .messages import (
     DecisionReady,
     FallbackFinished,
+    FallbackOutput,
     LabelChanged,
     OutcomeRecorded,
     RouterReady,
@@ -71,28 +64,28 @@ if TYPE_CHECKING:
     from ..route import Decision, Router
 
 NARROW = 110  # below this many columns the Catalog pane collapses (F2 shows it)
+SHORT = 30  # below this many rows the message box loses its border and the top panes grow
 WIDE = 140  # from here the Catalog pane is wider and the log shows every column
 LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer than this
 BACKENDS = ("local", "bm25", "systemone", "semantic")
 
 
-def fallback_pending(decision: TurnDecision | None) -> bool:
-    """A turn the fallback LLM command may take: banded fallback, or a proposal the operator declined."""
-    return decision is not None and (decision.action == "fallback" or decision.outcome == "declined")
-
-
-class RouterConsole(App[int]):
+class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
     """tui-router's console."""
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute, so subclasses elsewhere find it
     TITLE = "tui-router"
     ENABLE_COMMAND_PALETTE = True
+    # The screen's auto-focus would pick the first focusable widget (the Catalog filter) after our
+    # on_mount: keys typed right after launch went there (issue 13). Start in the message box.
+    AUTO_FOCUS = "#message"
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys, bands and where things are saved"),
         Binding("question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Keys, bands and where things are saved"),
         Binding("ctrl+s", "save_as", "Save as", id="session.save_as", priority=True, show=False, tooltip="Save the session under a new name (it is autosaved anyway)"),
         Binding("f2", "toggle_catalog", "Catalog", id="view.catalog", tooltip="Show or hide the Catalog pane"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; every turn and label is already saved"),
+        *ARGUMENTS_BINDINGS,
     ]
 
     def __init__(
@@ -104,15 +97,18 @@ class RouterConsole(App[int]):
         router: Router | None = None,
         clock: Callable[[], datetime] | None = None,
         session_id: str | None = None,
+        follow: Path | None = None,
         review: Review | None = None,
     ) -> None:
         super().__init__()
+        self._follow_on_mount = follow  # a live session file to follow (follow.py)
         self.config = config or Config()
         self.clock = clock or (lambda: datetime.now(UTC))
-        if session is None:
-            created = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-            session = Session(session=SessionInfo(id=session_id or new_session_id(), created=created))
-        self.session = session
+        from ..review import reviewer_name
+
+        self.workspace = Workspace(
+            session, self.config.sessions_path, clock=self.clock, session_id=session_id, reviewer=reviewer_name(self.config)
+        )
         self.replay_session = replay
         self.review = review  # `tui-router review FILES`: the review queue opens at start
         self.router: Router | None = None
@@ -120,15 +116,27 @@ class RouterConsole(App[int]):
         self._router_error = ""
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
-        self._routing: dict[Worker, int] = {}
-        self._fallback_turn: int | None = None
+        self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
         self._loading_timer: Timer | None = None
-        self._save_lock = threading.Lock()
-        self._turn_text: dict[int, str] = {}  # each turn's TOML, dropped when the turn changes
-        self._save_seq = 0
-        self._written_seq = 0
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
+        self._config_note = ""
+        self._fallback_started = 0.0  # monotonic time the running fallback command started
+        self._fallback_output = ""  # what it printed so far, shown while it runs
+        self._fallback_timer: Timer | None = None  # said once the reloaded config's router is in use
+
+    @property
+    def session(self) -> Session:
+        return self.workspace.session
+
+    @property
+    def router_error(self) -> str:
+        return self._router_error
+
+    async def wait_for_router(self) -> Router | None:
+        """The router once loaded (None when it failed to load; router_error says why)."""
+        await self._router_ready.wait()
+        return self.router
 
     def notify(self, message: str, *, title: str = "", **kwargs) -> None:
         """Every notification (the app's and its screens') shows untrusted text with control
@@ -170,8 +178,6 @@ class RouterConsole(App[int]):
         self.log_table.set_turns(self.session.turns)
         if self.session.turns:
             self.log_table.select(len(self.session.turns) - 1)
-        if self.session.path is not None:
-            self._written_seq = self._save_seq  # opened from a file: what is on disk is current
         self.show_turn(self.log_table.selected_index)
         self.query_one("#message", MessageInput).focus()
         if self._injected_router is not None:
@@ -184,6 +190,8 @@ class RouterConsole(App[int]):
             from .screens.review import ReviewScreen
 
             self.push_screen(ReviewScreen(self.review, quit_on_close=True))
+        if self._follow_on_mount is not None:
+            self.follow_file(self._follow_on_mount)
 
     def on_resize(self, event) -> None:
         self._apply_width(event.size.width)
@@ -192,6 +200,13 @@ class RouterConsole(App[int]):
         main = self.screen_stack[0]  # the console screen, even while a dialog is on top
         narrow = width < NARROW
         main.set_class(narrow, "-narrow")
+        # short terminals (80x24, 60x20): a borderless message box and a taller top row, so the
+        # Candidates and Distribution panes show their rows and the log still shows the selected turn
+        short = self.size.height < SHORT
+        main.set_class(short, "-short")
+        message = self.query_one("#message", MessageInput)
+        if message.compact != short:
+            message.compact = short
         main.set_class(width >= WIDE, "-wide")
         open_ = self._catalog_open if self._catalog_open is not None else not narrow
         main.set_class(open_, "-catalog-open")
@@ -210,8 +225,9 @@ class RouterConsole(App[int]):
             high=policy.high,
             medium=policy.medium,
             formula=policy.confidence,
-            session=display_path(self.session_file()) if self.session_file() else self.session.id,
-            saved=None if not self.session.turns and self.session.path is None else self._written_seq >= self._save_seq,
+            # the file, or where the first turn will be saved: the sessions folder is always on screen
+            session=display_path(self.session_file() or self.workspace.sessions_dir / f"{self.session.id}.toml"),
+            saved=self.workspace.saved,
         )
         if router is not None:
             fields.update(
@@ -242,6 +258,7 @@ class RouterConsole(App[int]):
     def on_router_ready(self, message: RouterReady) -> None:
         old, self.router = self.router, message.router
         self.config = message.router.config
+        self.workspace.sessions_dir = self.config.sessions_path
         self._router_error = ""
         self._router_ready.set()
         catalog = self.router.catalog
@@ -260,7 +277,8 @@ class RouterConsole(App[int]):
         self._update_status(loading="")
         self.show_turn(self.log_table.selected_index)
         if old is not None and old is not self.router:
-            self.notify(f"Backend {self.router.backend.name} ({self.router.backend.model}) in use.", markup=False)
+            note, self._config_note = self._config_note, ""
+            self.notify(f"{note} Catalog {catalog.name}, backend {self.router.backend.name} ({self.router.backend.model}) in use.".strip(), markup=False)
             self.run_worker(old.aclose(), group="close", exit_on_error=False)
         for screen in self.screen_stack:
             if hasattr(screen, "on_router_changed"):
@@ -272,26 +290,40 @@ class RouterConsole(App[int]):
             self._turn_submitted(message)
 
     def _turn_submitted(self, message: TurnSubmitted) -> None:
-        turn = Turn(message=message.message, at=self.now_iso())
-        self.session.turns.append(turn)
-        index = len(self.session.turns) - 1
+        index = self.workspace.add_turn(message.message)
         log = self.log_table
         log.upsert(index)
         log.select(index)  # RowHighlighted -> show_turn
         if self.router is None and not self._router_error:
             self.notify("Still loading the catalog and backend; the message will be routed when they are ready.", markup=False)
-        worker = self.route_turn(index, turn)
-        self._routing[worker] = index
+        carried: list[int] = []
+        for earlier in self._routing.values():
+            if self.router is None:
+                carried += earlier  # never reached a backend: routed, in order, with this one
+            else:
+                for i in earlier:  # in a backend: superseded (the exclusive worker cancels it)
+                    self._unresolved(i, "superseded by a newer message before it was decided")
+        self._routing.clear()  # a worker cancelled before it started never reports a state change
+        indexes = [*carried, index]
+        worker = self.route_turns(indexes, [self.workspace.turn(i) for i in indexes])
+        self._routing[worker] = indexes
         self._start_loading_timer()
 
     @work(exclusive=True, exit_on_error=False, group="turn")
-    async def route_turn(self, index: int, turn: Turn) -> None:
-        """One worker per turn; exclusive, so a stale answer never overwrites a fresh one."""
+    async def route_turns(self, indexes: list[int], turns: list[Turn]) -> None:
+        """Exclusive, so a stuck backend call is given up when a newer message comes."""
         await self._router_ready.wait()
         if self.router is None:
             raise RuntimeError(self._router_error or "no router is loaded")
-        decision = await self.router.aroute(turn.message)
-        self.post_message(DecisionReady(index, decision, turn))
+        for index, turn in zip(indexes, turns, strict=True):
+            decision = await self.router.aroute(turn.message)
+            if self.config.arguments.auto and decision.action.value in ("execute", "confirm"):
+                # after the route: arguments built and validated; invalid ones demote execute to confirm
+                decision = await self.router.abuild_arguments(decision)
+            self.post_message(DecisionReady(index, decision, turn))
+
+    def _in_flight(self, index: int) -> bool:
+        return any(index in indexes for indexes in self._routing.values())
 
     def _start_loading_timer(self) -> None:
         if self._loading_timer is not None:
@@ -301,7 +333,7 @@ class RouterConsole(App[int]):
     def _show_loading(self) -> None:
         if self._routing:
             index = self.log_table.selected_index
-            if index is not None and index in self._routing.values():
+            if index is not None and self._in_flight(index):
                 self.show_turn(index, in_flight=True)
             self.query_one("#distribution-pane").loading = True
 
@@ -313,34 +345,29 @@ class RouterConsole(App[int]):
 
     def on_decision_ready(self, message: DecisionReady) -> None:
         index, decision = message.index, message.decision
-        if index >= len(self.session.turns) or (message.turn is not None and self.session.turns[index] is not message.turn):
+        if not self.workspace.set_decision(index, decision.to_turn_decision(), message.turn, arguments=record_of(decision)):
             return  # the session was switched while this turn was routed
-        turn = self.session.turns[index]
-        turn.decision = decision.to_turn_decision()
         self._live[index] = decision
         with self.batch_update():
             self._turn_changed(index)
         if decision.band.value == "unresolved":
             self.notify(f"Turn {index + 1} is unresolved: {decision.error}", severity="error", timeout=8, markup=False)
+        if decision.caution:
+            self.notify(f"Turn {index + 1}: {decision.caution}", severity="warning", timeout=10, markup=False)
         if decision.action.value == "confirm":
-            self.open_confirm(index)
+            box = self.query_one("#message", MessageInput)
+            if box.has_focus and box.typing():
+                # a dialog popping up mid-sentence would take the next y/n/c as an answer
+                self.notify(f"Turn {index + 1} waits for confirmation: Enter on its row in the Decision log opens it.", markup=False)
+            else:
+                self.open_confirm(index)
 
     def _unresolved(self, index: int, error: str) -> None:
         """A turn whose routing never finished: kept, unresolved, and fallback pending."""
-        turn = self.session.turns[index]
-        if turn.decision is not None:
-            return
         policy = self.config.policy
-        turn.decision = TurnDecision(
-            band="unresolved",
-            action="fallback",
-            outcome="pending",
-            error=error,
-            backend=self.router.backend.name if self.router else self.config.backend,
-            high=policy.high,
-            medium=policy.medium,
-        )
-        self._turn_changed(index)
+        backend = self.router.backend.name if self.router else self.config.backend
+        if self.workspace.unresolved(index, error, backend=backend, high=policy.high, medium=policy.medium):
+            self._turn_changed(index)
 
     def _turn_changed(self, index: int) -> None:
         self.log_table.upsert(index)
@@ -362,27 +389,27 @@ class RouterConsole(App[int]):
             return
         error = worker.error
         if worker.group == "turn":
-            index = self._routing.pop(worker, None)
+            indexes = self._routing.pop(worker, None)
             if not self._routing:
                 self._stop_loading()
-            if index is None:
-                return
-            if state is WorkerState.ERROR:
-                self._unresolved(index, f"routing failed: {error}")
-                self.notify(f"Turn {index + 1} could not be routed: {error}", severity="error", timeout=8, markup=False)
-            elif state is WorkerState.CANCELLED:
-                self._unresolved(index, "superseded by a newer message before it was decided")
+            for index in indexes or []:  # turns the worker decided already keep their decision
+                if state is WorkerState.ERROR and self.session.turns[index].decision is None:
+                    self._unresolved(index, f"routing failed: {error}")
+                    self.notify(f"Turn {index + 1} could not be routed: {error}", severity="error", timeout=8, markup=False)
+                elif state is WorkerState.CANCELLED:
+                    self._unresolved(index, "superseded by a newer message before it was decided")
         elif worker.group == "router" and state is WorkerState.ERROR:
             lines = error.lines() if isinstance(error, UserError) else [str(error)]
             if self.router is None:
                 self._router_error = "; ".join(lines)
                 self._router_ready.set()  # waiting turns end unresolved instead of hanging
                 self._update_status(loading="not loaded: see the notification")
+                self.query_one("#catalog-pane", CatalogPane).failed(self._router_error)
             else:
                 self._update_status(loading="")  # a failed switch: the previous router stays
             self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
         elif worker.group == "fallback" and state in (WorkerState.ERROR, WorkerState.CANCELLED):
-            index = self._fallback_turn
+            index = self.workspace.fallback_turn
             self._fallback_done()
             if state is WorkerState.CANCELLED:
                 self.notify(f"Fallback for turn {(index or 0) + 1} cancelled; nothing was saved for it.", markup=False)
@@ -407,7 +434,7 @@ class RouterConsole(App[int]):
             from .screens.output import FallbackOutputScreen
 
             self.push_screen(FallbackOutputScreen(index, self.session.turns[index].fallback))
-        elif fallback_pending(decision) and decision.outcome != "fallback_done":
+        elif waits_for_fallback(decision):
             self.notify("This turn waits for the fallback LLM: press f to send it.", markup=False)
 
     def show_turn(self, index: int | None, *, in_flight: bool = False) -> None:
@@ -419,7 +446,7 @@ class RouterConsole(App[int]):
         """
         turns = self.session.turns
         if index is not None and 0 <= index < len(turns) and turns[index].decision is None and not in_flight:
-            if index in self._routing.values():
+            if self._in_flight(index):
                 return
         candidates = self.query_one("#candidates", CandidatesView)
         distribution = self.query_one("#distribution", DistributionView)
@@ -427,6 +454,8 @@ class RouterConsole(App[int]):
         if index is None or not 0 <= index < len(turns):
             candidates.show(None, self.router.catalog if self.router else None)
             distribution.show(None)
+            for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
+                pane.border_subtitle = ""  # no "turn 5" left from the session before
             detail.set_content(Content.styled("Type a user message below and press Enter. Press F1 for help.", "$text-muted"))
             return
         turn = turns[index]
@@ -436,15 +465,18 @@ class RouterConsole(App[int]):
             turn,
             none_option,
             live.formula if live else self.config.policy.confidence,
-            routing=turn.decision is None and index in self._routing.values(),
+            routing=turn.decision is None and self._in_flight(index),
         )
         candidates.show(view, self.router.catalog if self.router else None)
         distribution.show(view)
         subtitle = f"turn {index + 1}"
-        for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
-            if pane.border_subtitle != subtitle:  # a new subtitle repaints the whole pane
-                pane.border_subtitle = Content(subtitle)
-        detail.set_content(turn_detail(turn))
+        d = turn.decision
+        # the turn's own thresholds stay visible even when its bars fill a short pane
+        thresholds = f" · ≥{d.high:g}/≥{d.medium:g}" if d is not None and d.high is not None and d.medium is not None else ""
+        for pane, text in ((self.query_one("#candidates-pane"), subtitle), (self.query_one("#distribution-pane"), subtitle + thresholds)):
+            if pane.border_subtitle != text:  # a new subtitle repaints the whole pane
+                pane.border_subtitle = Content(text)
+        detail.set_content(turn_detail(turn, self._fallback_running() if index == self.workspace.fallback_turn else None))
 
     # ------------------------------------------------------------------ confirm
     def open_confirm(self, index: int) -> None:
@@ -468,10 +500,13 @@ class RouterConsole(App[int]):
             next_options=others,
             picker_items=self.picker_items(),
             reason=(
-                f"High confidence, but {tool.risk.value} tools are never executed without a person."
+                "High confidence, but the arguments are invalid or incomplete: a person checks them."
+                if turn.arguments is not None and turn.arguments.demoted
+                else f"High confidence, but {tool.risk.value} tools are never executed without a person."
                 if d.band == "high" and tool is not None
                 else "Medium confidence: a person decides."
             ),
+            arguments=confirm_arguments_text(turn),
         )
 
         def decided(result: ConfirmResult | None) -> None:
@@ -483,16 +518,10 @@ class RouterConsole(App[int]):
         self.push_screen(ConfirmTurnModal(request), decided)
 
     def on_outcome_recorded(self, message: OutcomeRecorded) -> None:
-        d = self.session.turns[message.index].decision
-        if d is None:
+        if not self.workspace.record_outcome(message.index, message.outcome, message.rerouted_to):
             return
-        d.outcome = message.outcome  # type: ignore[assignment]
-        d.rerouted_to = message.rerouted_to
-        from ..review import label_from_outcome, reviewer_name
-
-        # an approved or re-routed confirm labels the turn (unless labelled); a decline is "not this"
-        label_from_outcome(self.session.turns[message.index], message.outcome, message.rerouted_to, reviewer_name(self.config))
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
+        self.arguments_after_outcome(message.index, message.outcome, message.rerouted_to)
 
     def picker_items(self) -> list[PickerItem]:
         if self.router is None:
@@ -515,10 +544,9 @@ class RouterConsole(App[int]):
         selected = self._selected()
         if selected is None:
             return
-        index, turn = selected
-        d = turn.decision
-        choice = (d.rerouted_to or d.choice) if d else None
-        if d is None or choice is None or d.band == "unresolved":
+        index, _turn = selected
+        choice = self.workspace.accept_choice(index)
+        if choice is None:
             self.notify("This turn has no usable choice to accept: press l to pick the label.", severity="warning", markup=False)
             return
         self.post_message(LabelChanged(index, choice))
@@ -550,12 +578,7 @@ class RouterConsole(App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
-        from ..review import reviewer_name
-
-        turn = self.session.turns[message.index]
-        turn.label = message.label
-        # a label given with a, l or x is "hand"; it records who gave it (config reviewer, else $USER)
-        turn.label_source, turn.reviewer = ("hand", reviewer_name(self.config)) if message.label else (None, None)
+        self.workspace.set_label(message.index, message.label)
         self._turn_changed(message.index)  # the row shows the label: no notification needed
 
     # ------------------------------------------------------------------ fallback
@@ -564,22 +587,12 @@ class RouterConsole(App[int]):
         if selected is None:
             return
         index, turn = selected
-        d = turn.decision
-        if d is None:
-            self.notify("This turn is still being routed.", severity="warning", markup=False)
-            return
-        if not fallback_pending(d):
-            self.notify(
-                f"Turn {index + 1} is not waiting for the fallback (band {d.band}, action {d.action}); "
-                "f sends low-band, none-option, unresolved and declined turns.",
-                severity="warning",
-                markup=False,
-            )
-            return
-        if not self.config.fallback.command:
+        refusal = self.workspace.fallback_refusal(index, bool(self.config.fallback.command))
+        if refusal == NO_FALLBACK_COMMAND:
             self.notify(
                 "No fallback command is configured. Add to the config file "
                 f"({config_location(self.config)}):\n[fallback]\ncommand = [\"your-llm\", \"--flag\"]\n"
+                "then run 'config: reload' from the palette (ctrl+p). "
                 "The message arrives on stdin and in $TUI_ROUTER_MESSAGE.",
                 title="Fallback",
                 severity="warning",
@@ -587,88 +600,95 @@ class RouterConsole(App[int]):
                 markup=False,
             )
             return
-        if self._fallback_turn is not None:
-            self.notify(f"The fallback is running for turn {self._fallback_turn + 1}; press c to cancel it.", severity="warning", markup=False)
+        if refusal is not None:
+            self.notify(refusal, severity="warning", markup=False)
             return
-        self._fallback_turn = index
-        self.log_table.flags[index] = "llm…"
-        self.log_table.upsert(index)
+        self.workspace.start_fallback(index)
+        self._fallback_started, self._fallback_output = time.monotonic(), ""
+        self._fallback_timer = self.set_interval(0.5, self._fallback_tick)
+        self._fallback_tick()
         self.refresh_bindings()
         self.run_fallback_turn(index, turn.message)
+
+    def _fallback_running(self) -> tuple[float, str] | None:
+        if self.workspace.fallback_turn is None:
+            return None
+        return time.monotonic() - self._fallback_started, self._fallback_output
+
+    def _fallback_tick(self) -> None:
+        """Elapsed time on the row and in the detail while the command runs."""
+        index = self.workspace.fallback_turn
+        running = self._fallback_running()
+        if index is None or running is None:
+            return
+        self.log_table.flags[index] = f"llm {running[0]:.0f}s"
+        self.log_table.upsert(index)
+        if self.log_table.selected_index == index:
+            self.query_one("#turn-detail", PaneText).set_content(turn_detail(self.session.turns[index], running))
+
+    def on_fallback_output(self, message: FallbackOutput) -> None:
+        if message.index == self.workspace.fallback_turn:
+            self._fallback_output = message.text
+            self._fallback_tick()
 
     @work(exclusive=True, exit_on_error=False, group="fallback")
     async def run_fallback_turn(self, index: int, message: str) -> None:
         from ..fallback import run_fallback
 
         result = await run_fallback(
-            message, self.config.fallback, cwd=self.config.base_dir, config_location=config_location(self.config), secret_env=self.config.secret_env_names()
+            message,
+            self.config.fallback,
+            cwd=self.config.base_dir,
+            config_location=config_location(self.config),
+            secret_env=self.config.secret_env_names(),
+            progress=lambda text: self.post_message(FallbackOutput(index, text)),  # streamed into the view
         )
         self.post_message(FallbackFinished(index, result))
 
     def _fallback_done(self) -> None:
-        index, self._fallback_turn = self._fallback_turn, None
+        index = self.workspace.end_fallback()
+        if self._fallback_timer is not None:
+            self._fallback_timer.stop()
+            self._fallback_timer = None
         if index is not None:
             self.log_table.flags.pop(index, None)
             self.log_table.upsert(index)
+            if self.log_table.selected_index == index:
+                self.show_turn(index)  # the running line and partial output go
         self.refresh_bindings()
 
     def on_fallback_finished(self, message: FallbackFinished) -> None:
         self._fallback_done()
-        turn = self.session.turns[message.index]
         result = message.result
-        turn.fallback = result.to_record()
-        if result.ok and turn.decision is not None:
-            turn.decision.outcome = "fallback_done"
+        self.workspace.finish_fallback(message.index, result.to_record(), result.ok)
         self._turn_changed(message.index)
         severity = "information" if result.ok else "error"
         self.notify(f"Fallback for turn {message.index + 1}: {result.summary()}", severity=severity, timeout=8, markup=False)
 
     def action_cancel_fallback(self) -> None:
-        if self._fallback_turn is None:
+        if self.workspace.fallback_turn is None:
             self.notify("No fallback command is running.", markup=False)
             return
         self.workers.cancel_group(self, "fallback")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_fallback":
-            return self._fallback_turn is not None
+            return self.workspace.fallback_turn is not None
         if action in ("toggle_catalog", "save_as"):
             return self.screen is self.screen_stack[0]  # console-screen actions, not over dialogs or replay
         return True
 
     # ------------------------------------------------------------------ saving
     def autosave(self, changed: int | None = None) -> None:
-        """Snapshot the session now (on the UI thread, so it is consistent) and write it off-thread.
-
-        Each turn's TOML is made once and kept until the turn changes (`changed`), so saving costs
-        the same in a session of 5 turns or 5,000; the text is exactly `session.dumps_session`'s
-        (array-of-tables entries concatenate; a test checks it).
-        """
-        if self.session.path is None:
-            self.session.path = unused_path(self.config.sessions_path, self.session.id)
-        if changed is not None:
-            self._turn_text.pop(changed, None)
-        head = tomli_w.dumps({"session": session_to_dict(Session(session=self.session.session))["session"]}, multiline_strings=True)
-        text = head + "\n" + "\n".join(self._turn_toml(i) for i in range(len(self.session.turns)))
-        self._save_seq += 1
+        """Snapshot the session now (on the UI thread, so it is consistent) and write it off-thread."""
+        snap = self.workspace.snapshot(changed)
         self._update_status()
-        self._write_session(self.session.path, text, self._save_seq)
-
-    def _turn_toml(self, index: int) -> str:
-        text = self._turn_text.get(index)
-        if text is None:
-            one = session_to_dict(Session(session=self.session.session, turns=[self.session.turns[index]]))
-            text = self._turn_text[index] = tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
-        return text
+        self._write_session(snap)
 
     @work(thread=True, exit_on_error=False, group="save")
-    def _write_session(self, path: Path, text: str, seq: int) -> None:
-        with self._save_lock:
-            if seq <= self._written_seq:
-                return  # a newer snapshot is already on disk
-            atomic_write_text(path, text)
-            self._written_seq = seq
-        self.post_message(SessionSaved(path, seq))
+    def _write_session(self, snap) -> None:
+        if self.workspace.write(snap):
+            self.post_message(SessionSaved(snap.path, snap.seq))
 
     def on_session_saved(self, message: SessionSaved) -> None:
         try:
@@ -678,17 +698,14 @@ class RouterConsole(App[int]):
 
     def save_now(self) -> bool:
         """Write the session synchronously (quit, save as). False when it could not be written."""
-        if not self.session.turns and self.session.path is None:
-            return True
-        if self.session.path is None:
-            self.session.path = unused_path(self.config.sessions_path, self.session.id)
-        with self._save_lock:
-            try:
-                atomic_write_text(self.session.path, dumps_session(self.session))
-            except OSError as exc:
-                self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
-                return False
-            self._written_seq = self._save_seq
+        try:
+            self.workspace.save_now()
+        except OSError as exc:
+            self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
+            return False
+        except UserError as exc:  # another console writes the file, or it changed on disk
+            self.notify(str(exc), severity="error", timeout=15, markup=False)
+            return False
         self._update_status()
         return True
 
@@ -709,19 +726,15 @@ class RouterConsole(App[int]):
         )
 
     def save_as(self, value: str) -> Path | None:
-        target = Path(value).expanduser()
-        if target.suffix != ".toml":
-            target = target.with_name(target.name + ".toml")
-        if not target.is_absolute() and len(target.parts) == 1:
-            target = self.config.sessions_path / target
-        if target.exists() and (self.session.path is None or target.resolve() != self.session.path.resolve()):
-            self.notify(f"{display_path(target)} already exists; choose another name (nothing was overwritten).", severity="error", markup=False)
+        try:
+            target = self.workspace.save_as(value)
+        except UserError as exc:
+            self.notify(str(exc), severity="error", markup=False)
             return None
-        old = self.session.path
-        self.session.path = target
-        if not self.save_now():
-            self.session.path = old
+        except OSError as exc:
+            self.notify(f"Could not save {value}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
             return None
+        self._update_status()
         self.notify(f"Session saved as {display_path(target)}; further turns are saved there.", markup=False)
         return target
 
@@ -733,34 +746,52 @@ class RouterConsole(App[int]):
 
         self.push_screen(PromptModal("Open session file", placeholder="path/to/session.toml"), chosen)
 
+    def action_follow_file(self) -> None:
+        def chosen(value: str | None) -> None:
+            if value:
+                self.follow_file(Path(value))
+
+        self.push_screen(PromptModal("Follow live session file or folder", placeholder="sessions/live or sessions/live/mcp-2026-11-30.toml"), chosen)
+
     def open_session_file(self, value: str) -> None:
+        path = Path(value).expanduser()
+        already = self.session.path is not None and path.resolve() == self.session.path.resolve()
         try:
-            session = load_session(Path(value).expanduser())
+            if path.is_file():
+                claim_session_file(path)  # a file another console writes is refused, before it is read
+            session = load_session(path)
         except UserError as exc:
+            if not already:
+                release_session_file(path)
             self.notify("\n".join(exc.lines()), title="Cannot open", severity="error", timeout=10, markup=False)
             return
         if self.save_now() and self.switch_session(session):
             self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
+        elif not already:
+            release_session_file(path)
 
     def action_new_session(self) -> None:
         if not self.save_now():
             return
-        info = SessionInfo(id=new_session_id(), created=self.now_iso())
-        if self.router is not None:
-            info.catalog = self.router.catalog.name
-            info.backend, info.model = self.router.backend.name, self.router.backend.model
-        if self.switch_session(Session(session=info)):
+        router = self.router
+        session = (
+            self.workspace.new_session(router.catalog.name, router.backend.name, router.backend.model)
+            if router is not None
+            else self.workspace.new_session()
+        )
+        if self.switch_session(session):
             self.notify("New session.", markup=False)
 
     def switch_session(self, session: Session) -> bool:
-        if self._fallback_turn is not None:
-            self.notify("A fallback command is running for this session: wait for it or cancel it (c) first.", severity="warning", markup=False)
+        try:
+            self.workspace.switch(session)
+        except UserError as exc:
+            self.notify(str(exc), severity="warning", markup=False)
             return False
         self.workers.cancel_group(self, "turn")
-        self.session = session
+        self._routing.clear()  # their turns belong to the session left behind
+        self._stop_loading()
         self._live.clear()
-        self._turn_text.clear()
-        self._save_seq = self._written_seq = 0
         self.log_table.set_turns(session.turns)
         if session.turns:
             self.log_table.select(len(session.turns) - 1)
@@ -781,16 +812,22 @@ class RouterConsole(App[int]):
 
     def action_replay_file(self) -> None:
         def chosen(value: str | None) -> None:
-            if not value:
-                return
-            try:
-                session = load_session(Path(value).expanduser())
-            except UserError as exc:
-                self.notify("\n".join(exc.lines()), title="Cannot replay", severity="error", timeout=10, markup=False)
-                return
-            self.open_replay(session)
+            if value:
+                self.replay_file(value)
 
         self.push_screen(PromptModal("Replay session file", placeholder="path/to/session.toml"), chosen)
+
+    def replay_file(self, value: str) -> None:
+        try:
+            session = load_session(Path(value).expanduser())
+            if self.router is not None:  # the checks eval and `tui-router replay` make
+                from ..evaluate import check_sessions
+
+                check_sessions([session], self.router.catalog)
+        except UserError as exc:
+            self.notify("\n".join(exc.lines()), title="Cannot replay", severity="error", timeout=10, markup=False)
+            return
+        self.open_replay(session)
 
     def use_backend(self, name: str) -> None:
         if self.router is not None and self.router.backend.name == name:
@@ -799,6 +836,56 @@ class RouterConsole(App[int]):
         config = self.config.model_copy(update={"backend": name})
         self._update_status(loading=f"loading backend {name}…")
         self.load_router(config, self.router.catalog if self.router else None)
+
+    def action_open_catalog(self) -> None:
+        from ..resources import bundled_catalogs
+
+        def chosen(value: str | None) -> None:
+            if value:
+                self.use_catalog(value)
+
+        names = ", ".join(bundled_catalogs())
+        self.push_screen(
+            PromptModal("Open catalog", placeholder="path/to/catalog.toml", hint=f"A catalog file, or a bundled name ({names}). Enter loads it; escape cancels."),
+            chosen,
+        )
+
+    def use_catalog(self, value: str) -> None:
+        from ..resources import bundled_catalogs
+
+        value = value.strip()
+        path = Path(value).expanduser()
+        if not (value in bundled_catalogs() and not path.exists()):
+            if not path.is_file():
+                self.notify(f"{value}: no such catalog file (nothing changed).", severity="error", markup=False)
+                return
+            value = str(path.resolve())
+        config = self.config.model_copy(update={"catalog": value})
+        self._update_status(loading=f"loading catalog {shorten(value, 40)}…")
+        self.load_router(config)
+
+    def action_reload_config(self) -> None:
+        self.use_config_file(self.config.source)
+
+    def action_open_config(self) -> None:
+        def chosen(value: str | None) -> None:
+            if value:
+                self.use_config_file(Path(value).expanduser())
+
+        self.push_screen(PromptModal("Open config file", placeholder="path/to/tui-router.toml", hint="Enter loads it; escape cancels."), chosen)
+
+    def use_config_file(self, path: Path | None) -> None:
+        """Re-read a config file and rebuild the router; a bad file changes nothing."""
+        from ..config import load_config
+
+        try:
+            config = load_config(path)
+        except UserError as exc:
+            self.notify("\n".join(exc.lines()), title="Config not loaded", severity="error", timeout=15, markup=False)
+            return
+        self._config_note = f"Config {'reloaded from ' + display_path(config.source) if config.source else 'reset to the defaults (no config file)'}."
+        self._update_status(loading="reloading the config…")
+        self.load_router(config)
 
     def action_set_thresholds(self) -> None:
         policy = self.config.policy
@@ -857,9 +944,10 @@ class RouterConsole(App[int]):
         except UserError as exc:
             self.notify("\n".join(exc.lines()), title="Cannot open the review queue", severity="error", timeout=10, markup=False)
             return
-        if current is not None:
-            sessions.insert(0, self.session)  # this session's labels land in memory as well as on disk
-        self.push_screen(ReviewScreen(Review(sessions, reviewer=reviewer_name(self.config))))
+        own = self.session if current is not None else None
+        if own is not None:
+            sessions.insert(0, own)  # labelled in memory; the console writes its own (locked) file
+        self.push_screen(ReviewScreen(Review(sessions, reviewer=reviewer_name(self.config), own=own)))
 
     def action_what_if(self) -> None:
         policy = self.config.policy
@@ -897,7 +985,7 @@ class RouterConsole(App[int]):
         return True
 
     def review_label_written(self, path: Path, index: int) -> None:
-        """The review queue wrote a label into a file: if it is this session's, redraw and re-save the turn."""
+        """The review queue changed a label: if it is this session's, redraw the turn and save it."""
         if self.session.path is not None and path.resolve() == self.session.path.resolve() and index < len(self.session.turns):
             self._turn_changed(index)
 
@@ -947,6 +1035,7 @@ class RouterConsole(App[int]):
         self.exit(0)
 
     async def on_unmount(self) -> None:
+        release_session_file(self.session.path)
         if self.router is not None:
             try:
                 await self.router.aclose()  # e.g. the HTTP client of a systemone backend
@@ -962,13 +1051,18 @@ class RouterConsole(App[int]):
         yield SystemCommand("label: accept choice", "Label the selected turn with its choice (a)", self.action_label_accept)
         yield SystemCommand("label: pick", "Pick the selected turn's label from every option (l)", self.action_label_pick)
         yield SystemCommand("label: clear", "Clear the selected turn's label (x)", self.action_label_clear)
+        yield from self.arguments_commands()
         yield SystemCommand("session: save as", "Save the session under a new name (ctrl+s)", self.action_save_as)
         yield SystemCommand("session: open file", "Continue another session file", self.action_open_file)
         yield SystemCommand("session: new", "Start a new session (this one stays saved)", self.action_new_session)
+        yield SystemCommand("session: follow live file", "Add the turns an MCP server appends to a live file, as they arrive", self.action_follow_file)
         yield SystemCommand("replay: this session", "Re-route every turn with the current catalog, backend and thresholds", self.action_replay_session)
         yield SystemCommand("replay: run file", "Replay a saved session file", self.action_replay_file)
         for name in BACKENDS:
             yield SystemCommand(f"backend: use {name}", f"Route new turns with the {name} backend", lambda name=name: self.use_backend(name))
+        yield SystemCommand("catalog: open file", "Route with another catalog file or bundled catalog", self.action_open_catalog)
+        yield SystemCommand("config: reload", "Re-read the config file (fallback command, thresholds, backend, catalog)", self.action_reload_config)
+        yield SystemCommand("config: open file", "Use another config file", self.action_open_config)
         yield SystemCommand("policy: set thresholds", "Change the high and medium thresholds", self.action_set_thresholds)
         yield SystemCommand("policy: what if", "Which turns of this session would change under other thresholds (writes nothing)", self.action_what_if)
         yield SystemCommand("view: catalog", "Show or hide the Catalog pane (F2)", self.action_toggle_catalog)
@@ -976,7 +1070,8 @@ class RouterConsole(App[int]):
         yield SystemCommand("view: review queue", "Label unlabelled turns of every session file, least certain first", self.action_review_queue)
         yield SystemCommand("view: help", "Keys, bands and files (F1)", self.action_help)
         yield SystemCommand("app: quit", "Quit; everything is saved (q)", self.action_quit)
-        yield from super().get_system_commands(screen)
+        # Textual's own Quit and Keys would sit beside ours ("app: quit", "view: help"): left out
+        yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
 
 
 def config_location(config: Config) -> str:
@@ -987,14 +1082,22 @@ def config_location(config: Config) -> str:
     return f"{user_config_path()}, or the path `tui-router locate config` prints"
 
 
-def turn_detail(turn: Turn) -> Content:
+def turn_detail(turn: Turn, running: tuple[float, str] | None = None) -> Content:
     """The selected turn's full message (shortened to a few lines) and its fallback result."""
     parts: list[Content] = [Content.assemble(("message ", "$text-muted"), shorten(turn.message, 400))]
     d = turn.decision
+    if d is not None and d.action == "execute":
+        parts.append(Content.styled("execute is a proposal for your application's dispatcher: this console never runs a tool", "$text-muted"))
     if d is not None and d.error:
         parts.append(Content.assemble(("error ", "bold $error"), (visible(d.error), "$error")))
     fb = turn.fallback
-    if fb is not None:
+    if running is not None:
+        elapsed, output = running
+        parts.append(Content.styled(f"fallback running · {elapsed:.1f} s (c in the Decision log cancels)", "bold $warning"))
+        if output:
+            tail = output.rstrip()[-1200:]  # the newest output; the full text is saved when it ends
+            parts.append(Content(tail))
+    elif fb is not None:
         head = "fallback " + (f"exit {fb.exit_code}" if fb.exit_code is not None else "no exit code")
         if fb.duration_ms is not None:
             head += f" · {fb.duration_ms:.0f} ms"
@@ -1006,5 +1109,7 @@ def turn_detail(turn: Turn) -> Content:
         if fb.output:
             parts.append(Content(shorten(one_line(fb.output), 600) if len(fb.output) > 600 else visible(fb.output.rstrip())))
     elif fallback_pending(d) and d is not None and d.outcome != "fallback_done":
-        parts.append(Content.styled("fallback pending: press f to send it to the fallback LLM command", "$text-muted"))
+        # the message box has focus most of the time, and there f types an f: say how to get there
+        parts.append(Content.styled("fallback pending: f in the Decision log sends it to the fallback LLM command (escape moves there from the message box)", "$text-muted"))
+    parts += arguments_detail(turn)
     return Content("\n").join(parts)

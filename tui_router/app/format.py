@@ -8,15 +8,7 @@ from ..textsafe import visible
 
 ELLIPSIS = "…"
 
-OUTCOME_TEXT = {
-    "proposed": "proposed",
-    "approved": "approved",
-    "declined": "declined",
-    "rerouted": "rerouted",
-    "escalated": "escalated",
-    "fallback_done": "llm done",
-    "pending": "pending",
-}
+from ..workspace import OUTCOME_TEXT  # noqa: E402,F401  (one table of outcome words)
 
 
 def one_line(text: str) -> str:

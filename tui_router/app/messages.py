@@ -67,6 +67,15 @@ class FallbackFinished(Message):
         self.result = result
 
 
+class FallbackOutput(Message):
+    """The running fallback command printed more (text: all of its output so far)."""
+
+    def __init__(self, index: int, text: str) -> None:
+        super().__init__()
+        self.index = index
+        self.text = text
+
+
 class SessionSaved(Message):
     """The session file was written (seq orders writes: only the newest counts)."""
 

@@ -11,10 +11,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..errors import UserError
-from . import catalog_cmd, console_cmd, eval_cmd, locate_cmd, review_cmd, route_cmd, server_cmd
+from . import catalog_cmd, console_cmd, eval_cmd, locate_cmd, mcp_serve_cmd, review_cmd, route_cmd, server_cmd
 
 # Modules that add subcommands. Each has register(subparsers) -> None.
-COMMAND_MODULES = [route_cmd, catalog_cmd, locate_cmd, server_cmd, eval_cmd, console_cmd, review_cmd]
+COMMAND_MODULES = [route_cmd, catalog_cmd, locate_cmd, server_cmd, eval_cmd, console_cmd, mcp_serve_cmd, review_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("--config", metavar="PATH", help="config file (default: $TUI_ROUTER_CONFIG, ./tui-router.toml, ~/.config/tui-router/config.toml)")
     parser.add_argument("--catalog", metavar="PATH", help="catalog file or bundled catalog name (default: demo)")
-    parser.add_argument("--backend", metavar="NAME", help="decision backend: local, bm25, systemone, semantic")
+    parser.add_argument("--backend", metavar="NAME", help="decision backend: auto (default: semantic when installed, else local), local, bm25, systemone, semantic")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)

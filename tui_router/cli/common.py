@@ -11,7 +11,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     """--config/--catalog/--backend, accepted after the subcommand too."""
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
     parser.add_argument("--catalog", metavar="PATH", default=argparse.SUPPRESS, help="catalog file or bundled name")
-    parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="local | bm25 | systemone | semantic")
+    parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="auto (default: semantic when installed, else local) | local | bm25 | systemone | semantic")
     parser.add_argument("--base-url", metavar="URL", default=argparse.SUPPRESS, help="System One server, e.g. http://127.0.0.1:8787/v1 (overrides [systemone] base_url)")
 
 
@@ -20,12 +20,13 @@ def config_from_args(args: argparse.Namespace) -> Config:
     updates = {}
     if getattr(args, "catalog", None):
         # a command-line path is relative to the working directory, not to the config file
+        import os
         from pathlib import Path
 
         from ..resources import bundled_catalogs
 
         value = args.catalog
-        updates["catalog"] = value if value in bundled_catalogs() and not Path(value).exists() else str(Path(value).resolve())
+        updates["catalog"] = value if value in bundled_catalogs() and not Path(value).exists() else os.path.abspath(value)  # not resolve(): it raises on a symlink loop
     if getattr(args, "backend", None):
         from ..decide import BACKENDS
         from ..errors import ConfigError, did_you_mean

@@ -17,7 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="open a saved session in the console and continue it",
         description="Open a saved session file in the console; new turns and labels are saved back to it.",
     )
-    parser.add_argument("file", metavar="FILE", help="a session file (TOML)")
+    parser.add_argument("file", metavar="FILE", nargs="?", help="a session file (TOML); optional with --follow")
+    parser.add_argument(
+        "--follow",
+        metavar="LIVE",
+        help="also follow a live session file from `tui-router mcp-serve`, or a folder of them (rotations included): "
+        "new turns appear as they arrive and your labels are saved in this console's own session file, never in LIVE",
+    )
     add_common(parser)
     parser.set_defaults(handler=run_open)
 
@@ -40,8 +46,12 @@ def run_console(args: argparse.Namespace) -> int:
 
 def run_open(args: argparse.Namespace) -> int:
     """A corrupt or missing file: one clear line and exit 2 (the file is left untouched)."""
+    if args.file is None and args.follow is None:
+        from ..errors import UserError
+
+        raise UserError("give a session FILE to open, or --follow LIVE to follow a live session file")
     config = config_from_args(args)
     _check_catalog(config)
     from ..app import run_console as open_console
 
-    return open_console(config, args.file)
+    return open_console(config, args.file, follow=args.follow)

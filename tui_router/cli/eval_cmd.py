@@ -234,6 +234,9 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
             raise UserError("--json, --gate, --all and --what-if need --headless (without it the console opens in replay mode)")
         if len(args.sessions) != 1:
             raise UserError("the console replays one session at a time; use --headless for several")
+        from ..session import load_session
+
+        _check_replayable([load_session(args.sessions[0])], _catalog(config))
         from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
 
         result = run_replay(config, args.sessions[0])
@@ -243,6 +246,13 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
             raise UserError("--what-if re-bands the recorded decisions; --gate and --all belong to a replay")
         return _what_if(args, config)
     return _replay_headless(args, config)
+
+
+def _check_replayable(sessions, catalog) -> None:
+    """Replay checks what eval checks: the sessions were made for this catalog and every label is an option."""
+    from ..evaluate import check_sessions
+
+    check_sessions(sessions, catalog)
 
 
 def _what_if(args: argparse.Namespace, config) -> int:
@@ -282,6 +292,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     if not any(s.turns for s in sessions):
         raise SessionError(f"no turns to replay in {', '.join(str(f) for f in files) or ', '.join(args.sessions)}")
     catalog = _catalog(config)
+    _check_replayable(sessions, catalog)
     router = build_router(config, catalog)
     per_file = []
     try:
@@ -308,7 +319,8 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     else:
         for session, report in per_file:
             print_sections(replay_sections(report, title=f"Replay: {session.path} ({router.backend.name}, {router.backend.model})", show_all=args.all))
-        print(total.summary_line())
+        if len(per_file) > 1:  # one file: its section's note already is the summary
+            print(total.summary_line())
     code = 1 if total.broken else 0
     if gate is not None and not _print_gate(gate, to_stderr=args.json):
         code = 1

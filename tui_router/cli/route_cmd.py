@@ -13,22 +13,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("route", help="route one message and print the decision", description="Route one message: retrieve candidates, ask the decision model, band the answer.")
     parser.add_argument("message", help="the user message ('-' reads it from stdin)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    parser.add_argument("--args", action="store_true", help="also build and validate the chosen tool's arguments ([arguments] in the config)")
     add_common(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import UserError
     from ..route import build_router
 
-    message = sys.stdin.read() if args.message == "-" else args.message
+    message, replaced = read_message(args.message)
+    if not message.strip():
+        raise UserError("the message is empty: give the text to route (or '-' with text on stdin)")
+    if replaced:
+        print("tui-router: warning: the message was not valid UTF-8; the bad bytes were replaced with U+FFFD", file=sys.stderr)
     config = config_from_args(args)
     router = build_router(config)
     try:
         decision = router.route(message)
+        if args.args:
+            decision = router.build_arguments(decision)
     finally:
         router.backend.close()
     if args.json:
-        print(json.dumps(decision.to_json(), ensure_ascii=False))
+        out = decision.to_json()
+        if args.args:
+            out.setdefault("arguments", None)  # no tool chosen: nothing to build
+        print(json.dumps(out, ensure_ascii=False))
     else:
         print(format_summary(decision))
     if decision.band.value == "unresolved":
@@ -36,6 +47,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"tui-router: unresolved: {decision.error}", file=sys.stderr)
         return 1
     return 0
+
+
+def read_message(value: str) -> tuple[str, bool]:
+    """The message from argv or stdin as valid text, and whether bad bytes had to be replaced.
+
+    Python hands undecodable argv bytes over as lone surrogates, which break every encoder after
+    this point (the embedding backend among them), and a strict stdin read raises: decode the raw
+    bytes with replacement instead."""
+    if value == "-":
+        raw = sys.stdin.buffer.read()
+    else:
+        raw = value.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "replace")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return text, True
+    return text, False
 
 
 def format_summary(decision) -> str:
@@ -48,6 +77,13 @@ def format_summary(decision) -> str:
         "top options " + ", ".join(f"{k} {v:.2f}" for k, v in probs),
         f"model       {decision.model} ({decision.backend}), {decision.latency_ms:.1f} ms",
     ]
+    if decision.arguments is not None:
+        made = decision.arguments
+        lines.append(f"arguments   {json.dumps(made.values, ensure_ascii=False)}  {made.summary()}")
+        if decision.demoted:
+            lines.append("            invalid arguments: execute demoted to confirm")
     if decision.error:
         lines.append(f"error       {decision.error}")
+    if decision.caution:
+        lines.append(f"caution     {decision.caution}")
     return "\n".join(lines)

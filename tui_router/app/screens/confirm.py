@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Footer, Static
 
 from ...textsafe import visible
 from ..format import fmt_prob, shorten
@@ -35,6 +35,7 @@ class ConfirmRequest:
     next_options: list[tuple[str, float]]
     picker_items: list[PickerItem]
     reason: str = ""  # why a person is asked (medium band, or a risk that never auto-executes)
+    arguments: str = ""  # the built arguments, valid or the problems (arguments_ui.confirm_arguments_text)
 
 
 class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
@@ -89,6 +90,8 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
                 ),
                 id="confirm-numbers",
             )
+            if r.arguments:
+                yield Static(Content(r.arguments), id="confirm-arguments")
             if r.reason:
                 yield Static(Content.styled(visible(r.reason), "italic $text-muted"), id="confirm-reason")
             with Horizontal(id="confirm-buttons"):
@@ -96,6 +99,7 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
                 yield Button(Content("Decline (n)"), variant="error", id="decline")
                 yield Button(Content("Choose another (c)"), variant="default", id="choose")
             yield Static(Content.styled("esc: decide later (stays pending; Enter on its row reopens this)", "$text-muted"), id="confirm-hint")
+        yield Footer()  # this dialog's keys (y/n/c), not the log's underneath
 
     def on_mount(self) -> None:
         self.query_one("#approve", Button).focus()

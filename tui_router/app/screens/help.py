@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
@@ -37,8 +37,17 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("x", "clear the label"),
             ("f", "send a pending turn to the fallback LLM command"),
             ("c", "cancel the running fallback command"),
+            ("g", "build and validate the tool's arguments (palette: accept or edit them as the label)"),
             ("enter", "confirm a waiting turn, or read its fallback output"),
             ("i", "back to the message box"),
+        ],
+    ),
+    (
+        "Catalog pane (f2)",
+        [
+            ("type", "filter tools: words in any order, fuzzy"),
+            ("↑ ↓", "move through the tools; the details follow"),
+            ("escape", "back to the message box"),
         ],
     ),
     (
@@ -102,8 +111,10 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog") as dialog:
             dialog.border_title = "Help"
+            dialog.border_subtitle = "escape: close"
             with VerticalScroll():
                 yield Static(help_content(), id="help-text")
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from ...session import FallbackRecord
 from ...textsafe import visible
@@ -30,6 +30,7 @@ class FallbackOutputScreen(ModalScreen[None]):
             head += " · output cut at the configured cap"
         with Vertical(id="output-dialog") as dialog:
             dialog.border_title = f"Fallback output, turn {self.index + 1}"
+            dialog.border_subtitle = "escape: close"
             # command output and session text are untrusted: control characters shown, not sent
             yield Static(Content.assemble((visible(" ".join(r.command)), "$text-muted"), "\n", (head, "bold")), id="output-head")
             if r.error:
@@ -38,6 +39,7 @@ class FallbackOutputScreen(ModalScreen[None]):
                 yield Static(Content(visible(r.output) or "(no output)"), id="output-text")
                 if r.stderr:
                     yield Static(Content.assemble(("stderr\n", "bold $text-muted"), (visible(r.stderr), "$text-muted")), id="output-stderr")
+        yield Footer()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -28,22 +28,30 @@ class PickerItem:
 
 
 def rank_items(items: list[PickerItem], query: str) -> list[tuple[PickerItem, tuple[int, ...]]]:
-    """Items matching the query, best first, with the matched offsets in the id.
+    """Items matching every word of the query (in any order), best first, with the matched offsets in the id.
 
-    Fuzzy over the id (short, so the matcher stays fast); a plain substring of the description
-    also matches, ranked below id matches.
+    Each word is matched fuzzily against the id (short, so the matcher stays fast), or as a plain
+    substring of the description (ranked below an id match); the scores add up.
     """
-    query = query.strip().lower()
-    if not query:
+    words = query.strip().lower().split()
+    if not words:
         return [(item, ()) for item in items]
     search = FuzzySearch()
     ranked: list[tuple[float, int, PickerItem, tuple[int, ...]]] = []
     for order, item in enumerate(items):
-        score, offsets = search.match(query, item.id)
-        if score > 0:
-            ranked.append((1.0 + score, order, item, tuple(offsets)))
-        elif query in item.description.lower():
-            ranked.append((0.5, order, item, ()))
+        total, offsets = 0.0, set()
+        description = item.description.lower()
+        for word in words:
+            score, found = search.match(word, item.id)
+            if score > 0:
+                total += 1.0 + score
+                offsets.update(found)
+            elif word in description:
+                total += 0.5
+            else:
+                break
+        else:
+            ranked.append((total, order, item, tuple(sorted(offsets))))
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return [(item, offsets) for _, _, item, offsets in ranked]
 

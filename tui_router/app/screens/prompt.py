@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Footer, Input, Static
 
 
 class PromptModal(ModalScreen[str | None]):
@@ -23,8 +23,10 @@ class PromptModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt-dialog") as dialog:
             dialog.border_title = Content(self.title_text)
+            dialog.border_subtitle = "enter: ok · escape: cancel"
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
-            yield Static(Content.styled(self.hint or "enter: ok · esc: cancel", "$text-muted"), id="prompt-hint")
+            yield Static(Content.styled(self.hint or "enter: ok · escape: cancel", "$text-muted"), id="prompt-hint")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -113,6 +113,9 @@ class ReplayTable(DataTable):
 
     def add(self, row) -> None:
         self.rows_data.append(row)
+        if not self.columns:  # a row before the first resize built the columns: build them now
+            self.rebuild()
+            return
         self.add_row(*self.cells(row, self.columns_for_width()), key=str(len(self.rows_data) - 1))
 
     def reset(self) -> None:
@@ -180,10 +183,9 @@ class ReplayScreen(Screen[None]):
         from ...evaluate import replay_report, replay_row
 
         app = self.app
-        await app._router_ready.wait()
-        router = app.router
+        router = await app.wait_for_router()
         if router is None:
-            raise RuntimeError(app._router_error or "no router is loaded")
+            raise RuntimeError(app.router_error or "no router is loaded")
         named = self.session.session.catalog
         if named and named != router.catalog.name:
             app.notify(

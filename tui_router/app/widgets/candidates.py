@@ -21,10 +21,12 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
     if view.routing or view.decision is None:
         return Content.styled("Retrieving…" if view.routing else "Not routed.", "$text-muted")
     d = view.decision
-    total = len(catalog.tools) if catalog else None
+    total = len(catalog.option_ids) if catalog else None  # the same count as the header and the Catalog pane
     head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
     if total is not None:
         head += f" of {total} options"
+        if len(head) > width:  # one line in a narrow pane
+            head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} of {total} options"
     lines: list[Content] = [Content.styled(visible(head), "$text-muted")]
     if not d.candidates:
         lines.append(Content.styled("No candidates: nothing in the catalog matched.", "$text-muted"))
@@ -33,8 +35,13 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
     short_risk = width - 9 - max([len(r) for r in risks] + [4]) < min(longest, 14)
     risk_width = 5 if short_risk else max([len(r) for r in risks] + [4])
     id_width = max(6, min(longest, width - 9 - risk_width))
-    for option in d.candidates:
+    # best score first, whatever the kind of option (always-included escalation options used to
+    # trail); a negative BM25 score (a word common to most tools) carries no evidence: shown as 0
+    ordered = sorted(d.candidates, key=lambda c: -(d.scores.get(c) or 0.0)) if d.scores else list(d.candidates)
+    for option in ordered:
         score = d.scores.get(option)
+        if score is not None:
+            score = max(score, 0.0)
         risk = catalog.risk_of(option) if catalog else None
         risk_text = risk.value if risk else "?"
         risk_shown = SHORT_RISK.get(risk_text, risk_text) if short_risk else risk_text

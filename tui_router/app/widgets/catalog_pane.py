@@ -98,6 +98,10 @@ class CatalogPane(Vertical):
         with VerticalScroll(id="catalog-detail-scroll"):
             yield Static(Content.styled("Loading the catalog…", "$text-muted"), id="catalog-detail")
 
+    def failed(self, reason: str) -> None:
+        """The catalog did not load: say so instead of "Loading the catalog…" forever."""
+        self.query_one("#catalog-detail", Static).update(Content.styled(f"The catalog did not load: {reason}", "$error"))
+
     def set_catalog(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.border_subtitle = Content(f"{visible(catalog.name, single_line=True)} · {len(catalog.option_ids)} options")

@@ -34,14 +34,16 @@ WIDE_COLUMNS = [
     ("label", "label", 16),
 ]
 # At 80 columns: no number, time and action; narrower ids (cut with an ellipsis, never silently).
+# The band column is narrow here ("unres" for unresolved) so ids and outcomes ("escalated") fit.
 COMPACT_COLUMNS = [
     ("message", "message", 0),
-    ("choice", "choice", 13),
+    ("choice", "choice", 16),
     ("conf", "conf", 4),
-    ("band", "band", 10),
-    ("outcome", "outcome", 8),
-    ("label", "label", 11),
+    ("band", "band", 6),
+    ("outcome", "outcome", 9),
+    ("label", "label", 12),
 ]
+SHORT_BAND = {"unresolved": "unres"}
 GAP = 2
 MIN_MESSAGE = 12
 
@@ -145,7 +147,8 @@ class DecisionLog(ScrollView, can_focus=True):
             "label": (turn.label or "", "bold $text-success"),
         }
         if d is None:
-            values.update(choice=(flag or "routing…", "italic $text-muted"), conf=("", ""), band=("", ""), action=("", ""), outcome=("", ""))
+            waiting = "search" if "mcp:search_tools" in turn.tags else "routing…"  # an agent's tool search has no decision
+            values.update(choice=(flag or waiting, "italic $text-muted"), conf=("", ""), band=("", ""), action=("", ""), outcome=("", ""))
             return values
         outcome = flag or OUTCOME_TEXT.get(d.outcome, d.outcome)
         if d.outcome == "pending" and d.action == "fallback" and not flag:
@@ -153,7 +156,7 @@ class DecisionLog(ScrollView, can_focus=True):
         values.update(
             choice=(d.rerouted_to or d.choice or "-", "bold" if d.rerouted_to else ""),
             conf=(fmt_prob(d.confidence), ""),
-            band=(d.band, BAND_STYLE.get(d.band, "")),
+            band=(SHORT_BAND.get(d.band, d.band) if self.compact else d.band, BAND_STYLE.get(d.band, "")),
             action=(d.action, ""),
             outcome=(outcome, "italic" if flag else ""),
         )
@@ -190,6 +193,10 @@ class DecisionLog(ScrollView, can_focus=True):
             classes = ("decision-log--row", "decision-log--cursor") if index == self.cursor else ("decision-log--row",)
             style = self.get_visual_style(*classes)
             prompt = self._prompts[index]
+            if index == self.cursor:
+                # the cursor row in the cursor's own colours: a band colour on the cursor background
+                # was unreadable ("low" vanished in it, issue 13); the band is spelled out anyway
+                prompt = Content(prompt.plain)
             strip = prompt.to_strips(self, prompt, width, 1, style)[0].extend_cell_length(width, style.rich_style)
             self._strips[key] = strip
         return strip.crop(self.scroll_offset.x, self.scroll_offset.x + width)

@@ -6,6 +6,7 @@ from textual.content import Content
 
 from ...policy import margin_of
 from ...textsafe import visible
+from ...workspace import outcome_trail
 from ..format import fmt_prob, shorten
 from ..view import BAND_STYLE, TurnView
 from .text import PaneText
@@ -42,11 +43,13 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
         (" → ", "$text-muted"),
         (d.action, "bold"),
     )
-    if d.outcome not in ("pending", "proposed"):
-        head = head + Content.styled(f" · {d.outcome}" + (f" {visible(d.rerouted_to)}" if d.rerouted_to else ""), "$text-muted")
+    if d.outcome not in ("pending", "proposed") or d.history:
+        head = head + Content.styled(f" · {visible(outcome_trail(d))}", "$text-muted")
     parts.append(head)
     if d.error:
         parts.append(Content.assemble(("error ", "bold $error"), (visible(d.error), "$error")))
+    if d.caution:
+        parts.append(Content.assemble(("caution ", "bold $warning"), (visible(d.caution), "$warning")))
     probs = sorted(d.probabilities.items(), key=lambda kv: (-kv[1], kv[0]))
     if not probs:
         parts.append(Content.styled("No distribution: the answer was not usable.", "$text-muted"))

@@ -26,11 +26,32 @@ class MessageInput(Input):
                 self.insert_text_at_cursor(text)
             else:
                 self.replace(text, *selection)
+        # Textual calls the handler of every class in the MRO: without prevent_default, Input's own
+        # _on_paste inserted the first line a second time (issue 13: every paste doubled).
+        event.prevent_default()
         event.stop()
 
-    async def action_submit(self) -> None:
+    def typing(self) -> bool:
+        """The operator has started the next message (its keys must not answer a dialog)."""
+        return bool(self.value.strip())
+
+    def _on_key(self, event: events.Key) -> None:
+        # Enter is handled here, in key order, not through the binding: a binding runs only after
+        # the key has bubbled up to the app, by which time the keys typed after it were already
+        # inserted, so fast typing merged or split turns (issue 13). ctrl+j: an Enter typed before
+        # the app put the terminal in raw mode arrives as "\n" (the tty turned CR into LF).
+        if event.key in ("enter", "ctrl+j"):
+            event.prevent_default()  # Input's own _on_key does not run
+            event.stop()  # and the enter binding never fires: one submit per key
+            self.submit_now()
+
+    def submit_now(self) -> None:
+        """Send exactly what is in the box now, and empty it, before the next key is handled."""
         message = self.value.strip()
         if not message:
             return
         self.value = ""
         self.post_message(TurnSubmitted(message))
+
+    async def action_submit(self) -> None:
+        self.submit_now()

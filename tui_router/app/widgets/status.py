@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textual.content import Content
 
@@ -44,7 +44,13 @@ class Status:
             compact = self.render_compact(sep, thresholds, name, shown_model)
             if compact.cell_length <= width - 2:
                 return compact
-        return self.render_compact(sep, short_thresholds, True, short_model)  # two lines, wrapped between words
+        # One line always (issue 13): the session path gives way from the left ("…/sessions/x.toml").
+        plain = self.render_compact(sep, short_thresholds, False, short_model)
+        full_session = self.session or "new"
+        room = width - 2 - (plain.cell_length - len(full_session))
+        if room >= 12:
+            return replace(self, session="…" + full_session[-(room - 1) :]).render_compact(sep, short_thresholds, False, short_model)
+        return replace(self, session="…" + full_session[-11:], model="").render_compact(sep, short_thresholds, False, "")
 
     def render_full(self, sep: tuple[str, str]) -> Content:
         catalog = self.catalog + (f" ({self.options} options)" if self.options is not None else "")

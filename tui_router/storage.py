@@ -1,0 +1,188 @@
+"""Session files on disk with one writer each: an OS lock, names that cannot collide, no blind overwrite.
+
+* **One writer.** A process that writes a session file holds an exclusive `flock` on a sidecar
+  file `.<name>.lock` beside it (kept, never deleted: deleting lock files races). A second
+  console or process that wants to write the same file is refused with a sentence naming the
+  holder's pid. The OS drops the lock when the holder exits, even after kill -9, so a stale lock
+  never blocks anyone. Readers (eval, replay, route) take no lock: every write is atomic, so they
+  see a whole old file or a whole new one.
+* **New files never collide.** Session ids carry a random suffix (`session.new_session_id`) and
+  a new file is made with O_EXCL: when two consoles pick the same name, the second moves on to
+  `<stem>-2.toml`.
+* **Changed on disk.** The file's identity (inode, size, mtime) is noted when it is claimed and
+  after every write; a write that finds something else there (an editor, a tool that ignores the
+  lock) is refused instead of overwriting it.
+
+Locking needs `fcntl` (POSIX); where it is missing, files are written without the lock and the
+changed-on-disk check still applies.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from pathlib import Path
+
+from .errors import SessionError
+from .session import atomic_write_text
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+
+class SessionBusy(SessionError):
+    """Another process holds the session file's lock."""
+
+
+class SessionChangedOnDisk(SessionError):
+    """The file is not what this process last read or wrote."""
+
+
+Stamp = tuple[int, int, int] | None  # (inode, size, mtime_ns); None: no file
+
+
+def stamp_of(path: Path) -> Stamp:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def lock_path_for(path: Path) -> Path:
+    return path.with_name(f".{path.name}.lock")
+
+
+class SessionFile:
+    """A session file this process writes: the lock is held until `release`."""
+
+    def __init__(self, path: Path, lock_fd: int | None, stamp: Stamp) -> None:
+        self.path = path
+        self._lock_fd = lock_fd
+        self._stamp = stamp
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def claim(cls, path: Path, *, create: bool = False) -> SessionFile:
+        """Lock `path` for writing; `create`: it must not exist yet and is made empty (O_EXCL).
+
+        Raises SessionBusy when another process holds the lock and FileExistsError (create) when
+        the name is taken.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = _lock(path)
+        try:
+            if create:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644))
+            return cls(path, fd, stamp_of(path))
+        except BaseException:
+            if fd is not None:
+                os.close(fd)
+            raise
+
+    def write(self, text: str) -> None:
+        """Atomic write, refused when the file changed on disk since it was claimed or last written."""
+        with self._write_lock:
+            found = stamp_of(self.path)
+            if found is not None and found != self._stamp:
+                raise SessionChangedOnDisk(
+                    f"{self.path}: the file changed on disk since this console read or wrote it; it was not "
+                    "overwritten (save under another name with ctrl+s)"
+                )
+            atomic_write_text(self.path, text)
+            self._stamp = stamp_of(self.path)
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor drops the flock
+            self._lock_fd = None
+
+    @property
+    def locked(self) -> bool:
+        return self._lock_fd is not None
+
+
+def _lock(path: Path) -> int | None:
+    if fcntl is None:  # pragma: no cover
+        return None
+    lock = lock_path_for(path)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot lock the session file ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = _holder(fd)
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise SessionBusy(
+                f"{path}: another tui-router console{holder} is writing this session; close it first, "
+                "or open a copy of the file"
+            ) from None
+        raise SessionError(f"{path}: cannot lock the session file ({exc.strerror or exc})") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _holder(fd: int) -> str:
+    try:
+        pid = os.pread(fd, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""
+
+
+# -- the files this process holds, by absolute path -----------------------------------------------
+
+_held: dict[str, SessionFile] = {}
+_held_lock = threading.Lock()
+
+
+def _key(path: Path) -> str:
+    return os.path.abspath(path)
+
+
+def claim_session_file(path: str | Path) -> SessionFile:
+    """Claim an existing (or not yet existing) file for writing; held until `release_session_file`."""
+    path = Path(path)
+    with _held_lock:
+        held = _held.get(_key(path))
+        if held is None:
+            held = _held[_key(path)] = SessionFile.claim(path)
+        return held
+
+
+def create_session_file(folder: Path, stem: str) -> Path:
+    """A new file `<stem>.toml` (or `<stem>-2.toml` ...) made with O_EXCL and claimed; never one in use."""
+    n = 1
+    while True:
+        candidate = folder / (f"{stem}.toml" if n == 1 else f"{stem}-{n}.toml")
+        n += 1
+        if candidate.exists() or candidate.is_symlink():
+            continue
+        try:
+            claimed = SessionFile.claim(candidate, create=True)
+        except (SessionBusy, FileExistsError):
+            continue  # another console took this name a moment ago
+        with _held_lock:
+            _held[_key(candidate)] = claimed
+        return candidate
+
+
+def write_session_text(path: str | Path, text: str) -> None:
+    """Write a session file this process writes (claiming it first if needed)."""
+    claim_session_file(path).write(text)
+
+
+def release_session_file(path: str | Path | None) -> None:
+    if path is None:
+        return
+    with _held_lock:
+        held = _held.pop(_key(Path(path)), None)
+    if held is not None:
+        held.release()

@@ -1,0 +1,327 @@
+"""The session controller: turns, outcomes with history, labels, fallback state and autosave.
+
+No Textual here (a test imports it in a subprocess and checks `textual` stays out of
+`sys.modules`): the console keeps compose, bindings, workers and messages and calls this for every
+rule about what a turn is and how the session file is written, so those rules are testable without
+a terminal and the replay screen reads the workspace instead of the app's private fields.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import tomli_w
+
+from .errors import UserError
+from .review import label_from_outcome
+from .session import (
+    ArgumentsRecord,
+    FallbackRecord,
+    LabelSource,
+    OutcomeStep,
+    Session,
+    SessionInfo,
+    Turn,
+    TurnDecision,
+    dumps_session,
+    new_session_id,
+    session_to_dict,
+    unused_path,
+)
+from .storage import create_session_file, release_session_file, write_session_text
+
+# How each outcome reads on screen (the file keeps the ids).
+OUTCOME_TEXT = {
+    "proposed": "proposed",
+    "approved": "approved",
+    "declined": "declined",
+    "rerouted": "rerouted",
+    "escalated": "escalated",
+    "fallback_done": "llm done",
+    "pending": "pending",
+}
+
+
+NO_FALLBACK_COMMAND = "No fallback command is configured."
+
+
+def fallback_pending(decision: TurnDecision | None) -> bool:
+    """A turn the fallback LLM command may take: banded fallback, or a proposal the operator declined."""
+    return decision is not None and (decision.action == "fallback" or decision.outcome == "declined")
+
+
+def waits_for_fallback(decision: TurnDecision | None) -> bool:
+    """Pending for the fallback and not yet answered by it."""
+    return fallback_pending(decision) and decision is not None and decision.outcome != "fallback_done"
+
+
+def outcome_trail(decision: TurnDecision) -> str:
+    """Every outcome of a turn in order, as the operator reads it: "declined → llm done"."""
+    steps = [(s.outcome, s.rerouted_to) for s in decision.history] + [(decision.outcome, decision.rerouted_to)]
+    return " → ".join(OUTCOME_TEXT.get(o, o) + (f" {r}" if r else "") for o, r in steps)
+
+
+@dataclass
+class Snapshot:
+    """The session's file text at one moment, to be written off the UI thread."""
+
+    path: Path
+    text: str
+    seq: int
+
+
+class Workspace:
+    """One open session and the rules for changing it. Not thread-safe except `write`."""
+
+    def __init__(
+        self,
+        session: Session | None,
+        sessions_dir: Path,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        session_id: str | None = None,
+        reviewer: str | None = None,
+    ) -> None:
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.reviewer = reviewer  # recorded with each label (config `reviewer`, else $USER)
+        self.sessions_dir = sessions_dir
+        if session is None:
+            session = Session(session=SessionInfo(id=session_id or new_session_id(), created=self.now_iso()))
+        self.session = session
+        self.fallback_turn: int | None = None  # the turn whose fallback command is running
+        self._turn_text: dict[int, str] = {}  # each turn's TOML, dropped when the turn changes
+        self._save_seq = 0
+        self._written_seq = 0
+        self._lock = threading.Lock()
+
+    # -- facts -----------------------------------------------------------------------------
+    def now_iso(self) -> str:
+        return self.clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    @property
+    def turns(self) -> list[Turn]:
+        return self.session.turns
+
+    @property
+    def path(self) -> Path | None:
+        return self.session.path
+
+    def turn(self, index: int) -> Turn:
+        return self.session.turns[index]
+
+    def decision(self, index: int | None) -> TurnDecision | None:
+        if index is None or not 0 <= index < len(self.turns):
+            return None
+        return self.turns[index].decision
+
+    @property
+    def saved(self) -> bool | None:
+        """None: nothing to save yet; True: the file holds every change; False: a write is due."""
+        if not self.turns and self.session.path is None:
+            return None
+        return self._written_seq >= self._save_seq
+
+    # -- turns -----------------------------------------------------------------------------
+    def add_turn(self, message: str) -> int:
+        self.turns.append(Turn(message=message, at=self.now_iso()))
+        return len(self.turns) - 1
+
+    def append_turn(self, turn: Turn) -> int:
+        """A turn decided elsewhere (a live file the MCP server writes), kept as it came."""
+        self.turns.append(turn)
+        return len(self.turns) - 1
+
+    def set_decision(
+        self, index: int, decision: TurnDecision, turn: Turn | None = None, arguments: ArgumentsRecord | None = None
+    ) -> bool:
+        """Record the router's answer (and the arguments built after it); False when `turn` is no
+        longer that turn (session switched)."""
+        if index >= len(self.turns) or (turn is not None and self.turns[index] is not turn):
+            return False
+        self.turns[index].decision = decision
+        self.turns[index].arguments = arguments
+        self._changed(index)
+        return True
+
+    def unresolved(self, index: int, error: str, *, backend: str | None, high: float, medium: float) -> bool:
+        """A turn whose routing never finished: kept, unresolved, and waiting for the fallback."""
+        if index >= len(self.turns) or self.turns[index].decision is not None:
+            return False
+        self.turns[index].decision = TurnDecision(
+            band="unresolved", action="fallback", outcome="pending", error=error, backend=backend, high=high, medium=medium
+        )
+        self._changed(index)
+        return True
+
+    def record_outcome(self, index: int, outcome: str, rerouted_to: str | None = None) -> bool:
+        """A new outcome; the one it replaces goes to the history (a decline is never erased)."""
+        d = self.decision(index)
+        if d is None:
+            return False
+        if d.outcome not in ("pending", "proposed") or d.rerouted_to:
+            d.history.append(OutcomeStep(outcome=d.outcome, rerouted_to=d.rerouted_to))
+        d.outcome = outcome  # type: ignore[assignment]
+        d.rerouted_to = rerouted_to
+        # an approved or re-routed confirm labels the turn (unless labelled); a decline is "not this"
+        label_from_outcome(self.turns[index], outcome, rerouted_to, self.reviewer)
+        self._changed(index)
+        return True
+
+    def set_label(self, index: int, label: str | None, source: LabelSource = "hand") -> None:
+        """A label with where it came from and who gave it; clearing drops both."""
+        turn = self.turns[index]
+        turn.label = label
+        turn.label_source, turn.reviewer = (source, self.reviewer) if label else (None, None)
+        self._changed(index)
+
+    def accept_choice(self, index: int) -> str | None:
+        """The label `accept` gives: the re-routed or chosen option of a resolved turn."""
+        d = self.decision(index)
+        choice = (d.rerouted_to or d.choice) if d else None
+        if d is None or choice is None or d.band == "unresolved":
+            return None
+        return choice
+
+    # -- fallback --------------------------------------------------------------------------
+    def fallback_refusal(self, index: int, command_configured: bool) -> str | None:
+        """Why turn `index` cannot go to the fallback now (one sentence), or None when it can."""
+        d = self.decision(index)
+        if d is None:
+            return "This turn is still being routed."
+        if not fallback_pending(d):
+            return (
+                f"Turn {index + 1} is not waiting for the fallback (band {d.band}, action {d.action}); "
+                "f sends low-band, none-option, unresolved and declined turns."
+            )
+        if self.fallback_turn is not None:
+            return f"The fallback is running for turn {self.fallback_turn + 1}; press c to cancel it."
+        if not command_configured:
+            return NO_FALLBACK_COMMAND
+        return None
+
+    def start_fallback(self, index: int) -> None:
+        self.fallback_turn = index
+
+    def end_fallback(self) -> int | None:
+        index, self.fallback_turn = self.fallback_turn, None
+        return index
+
+    def finish_fallback(self, index: int, record: FallbackRecord, ok: bool) -> None:
+        turn = self.turns[index]
+        turn.fallback = record
+        if ok and turn.decision is not None:
+            self.record_outcome(index, "fallback_done")  # keeps the decline (or pending) in the history
+        else:
+            self._changed(index)
+
+    # -- saving ----------------------------------------------------------------------------
+    def _changed(self, index: int | None) -> None:
+        if index is not None:
+            self._turn_text.pop(index, None)
+
+    def _turn_toml(self, index: int) -> str:
+        text = self._turn_text.get(index)
+        if text is None:
+            one = session_to_dict(Session(session=self.session.session, turns=[self.turns[index]]))
+            text = tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
+            if not text.startswith("[[turns]]"):
+                # tomli_w writes a short turn without sub-tables inline (`turns = [{...}]`), which
+                # after the [session] header would read back as session.turns: force a table.
+                text = "[[turns]]\n" + tomli_w.dumps(one["turns"][0], multiline_strings=True)
+            self._turn_text[index] = text
+        return text
+
+    def ensure_path(self) -> Path:
+        """The session's file; a new one is made with O_EXCL and claimed (storage.py)."""
+        if self.session.path is None:
+            try:
+                self.session.path = create_session_file(self.sessions_dir, self.session.id)
+            except (OSError, UserError):  # the write that follows fails again and says why
+                self.session.path = unused_path(self.sessions_dir, self.session.id)
+        return self.session.path
+
+    def snapshot(self, changed: int | None = None) -> Snapshot:
+        """The file text now (on the UI thread, so it is consistent); `write` puts it on disk.
+
+        Each turn's TOML is made once and kept until the turn changes, so saving costs the same in
+        a session of 5 turns or 5,000; the text reads back as `session.dumps_session`'s does.
+        """
+        path = self.ensure_path()
+        self._changed(changed)
+        head = tomli_w.dumps({"session": session_to_dict(Session(session=self.session.session))["session"]}, multiline_strings=True)
+        text = head + "\n" + "\n".join(self._turn_toml(i) for i in range(len(self.turns)))
+        self._save_seq += 1
+        return Snapshot(path, text, self._save_seq)
+
+    def write(self, snap: Snapshot) -> bool:
+        """Write a snapshot unless a newer one is already on disk (safe from any thread).
+
+        Raises OSError, or UserError when another process writes the file or it changed on disk.
+        """
+        with self._lock:
+            if snap.seq <= self._written_seq:
+                return False
+            write_session_text(snap.path, snap.text)  # locked; refused when the file changed on disk
+            self._written_seq = snap.seq
+        return True
+
+    def save_now(self) -> None:
+        """Write the whole session synchronously (quit, save as); raises OSError or UserError
+        (another process writes the file, or it changed on disk)."""
+        if not self.turns and self.session.path is None:
+            return
+        path = self.ensure_path()
+        with self._lock:
+            write_session_text(path, dumps_session(self.session))
+            self._written_seq = self._save_seq
+
+    def save_as_target(self, value: str) -> Path:
+        """Where "save as <value>" writes: a bare name goes to the sessions folder; never an existing file."""
+        value = value.strip()
+        if not value:
+            raise UserError("Give a name or a path ending in .toml.")
+        target = Path(value).expanduser()
+        if target.suffix != ".toml":
+            target = target.with_name(target.name + ".toml")
+        if not target.is_absolute() and len(target.parts) == 1:
+            target = self.sessions_dir / target
+        current = self.session.path
+        if target.exists() and (current is None or target.resolve() != current.resolve()):
+            raise UserError(f"{target} already exists; choose another name (nothing was overwritten).")
+        return target
+
+    def save_as(self, value: str) -> Path:
+        """Save under a new name; later turns go there. Raises UserError or OSError (path unchanged)."""
+        target = self.save_as_target(value)
+        old = self.session.path
+        same = old is not None and target.resolve() == old.resolve()
+        self.session.path = target
+        try:
+            self.save_now()
+        except (OSError, UserError):
+            if not same:
+                release_session_file(target)
+            self.session.path = old
+            raise
+        if old is not None and not same:
+            release_session_file(old)  # further turns go to the new file only
+        return target
+
+    # -- switching sessions ------------------------------------------------------------------
+    def new_session(self, catalog: str | None = None, backend: str | None = None, model: str | None = None) -> Session:
+        return Session(session=SessionInfo(id=new_session_id(), created=self.now_iso(), catalog=catalog, backend=backend, model=model))
+
+    def switch(self, session: Session) -> None:
+        """Continue another session (the caller saved this one first); this one's file is released."""
+        if self.fallback_turn is not None:
+            raise UserError("A fallback command is running for this session: wait for it or cancel it (c) first.")
+        old = self.session.path
+        self.session = session
+        if old is not None and (session.path is None or old.resolve() != session.path.resolve()):
+            release_session_file(old)
+        self._turn_text.clear()
+        self._save_seq = self._written_seq = 0
