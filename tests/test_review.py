@@ -228,3 +228,52 @@ def test_what_if_lists_exactly_the_turns_that_move_with_band_accuracy(tmp_path):
 def test_bad_what_if_text_is_one_sentence(text, message):
     with pytest.raises(UserError, match=message):
         parse_what_if(text, PolicyConfig())
+
+
+def test_a_file_another_process_writes_is_refused_in_one_sentence_and_left_alone(two_files):
+    import subprocess
+    import sys
+
+    a, _ = two_files
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from pathlib import Path; from tui_router.storage import SessionFile; "
+         "f = SessionFile.claim(Path(sys.argv[1])); print('ready', flush=True); sys.stdin.readline()", str(a)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        review = Review.of_files([a], reviewer="dana")
+        before = a.read_bytes()
+        with pytest.raises(SessionError, match=rf"another tui-router console \(pid {holder.pid}\) is writing this session"):
+            review.set_label("send_sms")
+        assert a.read_bytes() == before and review.history == [] and review.turn().label is None
+    finally:
+        holder.communicate("\n", timeout=30)
+    review.set_label("send_sms")  # the holder left: the label goes in
+    assert load_session(a).turns[3].label == "send_sms"
+
+
+def test_the_workspace_records_label_sources_and_not_this(tmp_path):
+    from tui_router.workspace import Workspace
+
+    turns = [decided(m, {"send_sms": 0.6, "send_email": 0.3, "defer_to_llm": 0.1}) for m in ("one", "two", "three", "four")]
+    work = Workspace(Session(session=SessionInfo(id="w"), turns=turns), tmp_path, reviewer="dana")
+    work.set_label(0, "send_email")
+    assert (turns[0].label, turns[0].label_source, turns[0].reviewer) == ("send_email", "hand", "dana")
+    work.record_outcome(0, "approved")  # already labelled by hand: kept
+    assert (turns[0].label, turns[0].label_source) == ("send_email", "hand")
+    work.record_outcome(1, "approved")
+    work.record_outcome(2, "rerouted", "send_email")
+    work.record_outcome(3, "declined")
+    assert [(t.label, t.label_source) for t in turns[1:]] == [("send_sms", "confirm"), ("send_email", "confirm"), (None, None)]
+    assert turns[3].not_this == ["send_sms"] and turns[1].reviewer == "dana"
+    work.set_label(0, None)
+    assert (turns[0].label, turns[0].label_source, turns[0].reviewer) == (None, None, None)
+    work.save_now()
+    saved = load_session(work.path)
+    assert [(t.label, t.label_source, t.not_this) for t in saved.turns] == [
+        (None, None, []),
+        ("send_sms", "confirm", []),
+        ("send_email", "confirm", []),
+        (None, None, ["send_sms"]),
+    ]
