@@ -87,7 +87,7 @@ def _recorded(path: Path) -> Path:
     # confidences as recorded, re-banded with the "reported" formula so the moves are known exactly
     turns = [
         decided("read the notes", {"read_file": 0.95, "defer_to_llm": 0.05}, confidence=0.9, label="read_file"),
-        decided("list the files", {"read_file": 0.9, "defer_to_llm": 0.1}, confidence=0.78, label="list_directory"),
+        decided("list the files", {"read_file": 0.9, "defer_to_llm": 0.1}, confidence=0.78, label="search_files"),
         decided("open the readme", {"read_file": 0.7, "defer_to_llm": 0.3}, confidence=0.47, label="read_file"),
     ]
     for t in turns:
@@ -201,3 +201,12 @@ def test_review_command_needs_files_and_a_terminal(tmp_path, folder):
     no_tty = run_cli("review", str(folder), cwd=tmp_path)  # captured output: not a terminal
     assert no_tty.returncode == 2 and "the console needs an interactive terminal" in no_tty.stderr
     assert "Traceback" not in no_tty.stderr
+
+
+def test_what_if_refuses_sessions_made_for_another_catalog(tmp_path, capsys):
+    session = _recorded(tmp_path / "rec.toml")
+    text = session.read_text().replace('catalog = "demo"', 'catalog = "support"')
+    session.write_text(text)
+    assert main(["replay", str(session), "--headless", "--what-if", "high=0.8"]) == 2
+    assert "labelled for catalog 'support'" in capsys.readouterr().err
+    assert session.read_text() == text

@@ -260,7 +260,9 @@ def _what_if(args: argparse.Namespace, config) -> int:
 
     after = parse_what_if(args.what_if, config.policy)
     sessions = load_sessions(args.sessions)
-    report = what_if(sessions, config.policy, after, _catalog(config))
+    catalog = _catalog(config)
+    _check_replayable(sessions, catalog)  # the risks that decide an action come from this catalog
+    report = what_if(sessions, config.policy, after, catalog)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
