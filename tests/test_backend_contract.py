@@ -215,3 +215,20 @@ def test_no_backend_is_probed_for_attributes() -> None:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if probing.search(line)
     ]
     assert found == []
+
+
+def test_candidate_assembly_order() -> None:
+    """retrieved top_k, then a backend's suggestions, then always_include, then escalation; no repeats."""
+    from tui_router.config import RetrievalConfig
+    from tui_router.retrieve import RetrievalMode, Retriever
+
+    config = RetrievalConfig(direct_max=0, top_k=1, always_include=["send_invoice"], include_escalation=True)
+    retriever = Retriever(tiny_catalog(), config)
+    retrieval = retriever.retrieve(CLEAR, extra=["book_room", "no_such_tool", "reset_password"])
+    assert [c.id for c in retrieval.candidates] == ["reset_password", "book_room", "send_invoice", "ask_user"]
+    assert retrieval.mode is RetrievalMode.bm25 and retrieval.ranked == ["reset_password"]
+    nothing = Retriever(tiny_catalog(), config.model_copy(update={"include_escalation": False})).retrieve(UNSEEN)
+    assert nothing.mode is RetrievalMode.escalation  # nothing found: the escalation options regardless
+    assert [c.id for c in nothing.candidates] == ["send_invoice", "ask_user"]
+    suggested = Retriever(tiny_catalog(), config.model_copy(update={"include_escalation": False})).retrieve(UNSEEN, extra=["book_room"])
+    assert suggested.mode is RetrievalMode.bm25 and [c.id for c in suggested.candidates] == ["book_room", "send_invoice"]
