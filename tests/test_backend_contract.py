@@ -232,3 +232,22 @@ def test_candidate_assembly_order() -> None:
     assert [c.id for c in nothing.candidates] == ["send_invoice", "ask_user"]
     suggested = Retriever(tiny_catalog(), config.model_copy(update={"include_escalation": False})).retrieve(UNSEEN, extra=["book_room"])
     assert suggested.mode is RetrievalMode.bm25 and [c.id for c in suggested.candidates] == ["book_room", "send_invoice"]
+
+
+def test_a_backend_implements_one_way_of_answering() -> None:
+    """Async first: a backend with only `adecide` gets the sync facade; one with neither is refused."""
+    from tui_router.decide.base import Answer
+
+    class AsyncOnly(DecisionBackend):
+        name = "async-only"
+
+        async def adecide(self, question: Question) -> Answer:
+            await asyncio.sleep(0)
+            probabilities = {o: (1.0 if o == question.none_option else 0.0) for o in question.options}
+            return Answer(choice=question.none_option, probabilities=probabilities, model="scripted")
+
+    question = question_for(tiny_catalog(), CLEAR)
+    answer = AsyncOnly().decide(question)
+    assert check_answer(answer, list(question.options)) == "" and answer.choice == "defer_to_llm"
+    with pytest.raises(TypeError, match="Silent must implement adecide"):
+        type("Silent", (DecisionBackend,), {})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import math
 import unicodedata
-from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,7 +64,7 @@ class CalibrationParams(BaseModel):
     tool_ratio: float = 1.0  # pooled: the which-tool step runs at temperature * tool_ratio
 
 
-class DecisionBackend(ABC):
+class DecisionBackend:
     """The backend contract. Async first (`adecide`); `decide` is the one sync facade.
 
     `decide` must never raise for a bad model answer: it returns Answer(error=...). What a backend
@@ -86,12 +85,21 @@ class DecisionBackend(ABC):
         """Build from the config; `retriever` is the router's BM25 index, shared when the backend uses one."""
         return cls(catalog, retriever=retriever)  # type: ignore[call-arg]
 
-    @abstractmethod
-    def decide(self, question: Question) -> Answer: ...
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A backend answers in one of the two ways; the other is derived here. Catch a class with
+        # neither when it is defined, not as infinite recursion on the first turn.
+        if cls.decide is DecisionBackend.decide and cls.adecide is DecisionBackend.adecide:
+            raise TypeError(f"{cls.__name__} must implement adecide (async first) or decide")
 
     async def adecide(self, question: Question) -> Answer:
-        # CPU-bound in-process backends answer in milliseconds; run inline rather than in a thread.
+        """The answer to one question. In-process backends implement `decide` instead: CPU-bound,
+        they answer in milliseconds, so this runs it inline rather than in a thread."""
         return self.decide(question)
+
+    def decide(self, question: Question) -> Answer:
+        """The one sync facade (CLI, eval): a backend that implements only `adecide` is run on a fresh loop."""
+        return asyncio.run(self.adecide(question))
 
     async def aclose(self) -> None:
         return None
