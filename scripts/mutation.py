@@ -45,8 +45,8 @@ TARGETS = (
     Target(
         "policy",
         "bands, risk policy, confidence formulas, per-risk thresholds",
-        ("tui_router/policy.py", "tui_router/config.py"),
-        ("tui_router.policy.*", "tui_router.config.xǁPolicyConfigǁthresholds_for__mutmut_*"),
+        ("tui_router/policy.py", "tui_router/confidence.py", "tui_router/config.py"),
+        ("tui_router.policy.*", "tui_router.confidence.*", "tui_router.config.xǁPolicyConfigǁthresholds_for__mutmut_*"),
         ("tests/test_policy.py", "tests/test_config.py"),
     ),
     Target(

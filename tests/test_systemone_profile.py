@@ -11,8 +11,7 @@ from servers.scripted import ScriptedServer
 from tui_router.catalog import load_catalog
 from tui_router.cli import main
 from tui_router.config import config_from_dict
-from tui_router.decide.systemone import SystemOneBackend, SystemOneClient
-from tui_router.profile import ProfileCache, ServerProfile, probe_server
+from tui_router.decide.systemone import ProfileCache, ServerProfile, SystemOneBackend, SystemOneClient, probe_server
 
 pytestmark = pytest.mark.usefixtures("profile_cache")
 

@@ -12,9 +12,8 @@ import pytest
 from test_twostage import CATALOG_300, whole_catalog_config
 
 from tui_router.config import config_from_dict
-from tui_router.decide.systemone import SystemOneClient
+from tui_router.decide.systemone import SystemOneClient, probe_server
 from tui_router.policy import Band
-from tui_router.profile import probe_server
 from tui_router.route import Router, build_router
 
 pytestmark = pytest.mark.usefixtures("profile_cache")

@@ -26,7 +26,6 @@
 from __future__ import annotations
 
 import math
-import sys
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,6 +35,7 @@ from pydantic import BaseModel
 
 from . import tomlio
 from .catalog import Risk
+from .confidence import reference_confidence
 from .decide.base import Answer, argmax, softmax
 from .errors import ConfigError, UserError
 from .evaluate import LabelledCase, Ratio, check_cases, load_cases, teach_local_backend
@@ -549,26 +549,23 @@ def backend_probabilities(backend: Any, options: list[str], values: list[float],
     """The backend's own evidence-to-probabilities step at these parameters (its code, not a copy)."""
     evidence = dict(zip(options, values, strict=True))
     evidence[options[none_index]] = values[none_index] + params.none_margin
+    declared = backend.calibration_params()
+    if declared is None or declared.kind == "softmax":
+        return softmax(evidence, params.temperature)
     saved = backend.temperature
     backend.temperature = params.temperature
     try:
-        if hasattr(backend, "distribution"):
-            return dict(backend.distribution(evidence, options, options[none_index]))
-        return softmax(evidence, params.temperature)
+        return dict(backend.distribution(evidence, options, options[none_index]))
     finally:
         backend.temperature = saved
 
 
 def backend_model(backend: Any) -> DistributionModel:
     """The bulk model matching the backend's distribution step (checked against it before use)."""
-    if not hasattr(backend, "distribution"):
+    declared = backend.calibration_params()
+    if declared is None or declared.kind == "softmax":
         return DistributionModel(kind="softmax")
-    module = sys.modules[type(backend).__module__]
-    return DistributionModel(
-        kind="pooled",
-        none_ratio=float(getattr(module, "NONE_TEMPERATURE_RATIO", 1.0)),
-        tool_ratio=float(getattr(module, "TOOL_TEMPERATURE_RATIO", 1.0)),
-    )
+    return DistributionModel(kind="pooled", none_ratio=declared.none_ratio, tool_ratio=declared.tool_ratio)
 
 
 def _collect_evidence(router: Router, cases: Sequence[LabelledCase]) -> tuple[EvidenceSet, str]:
@@ -629,11 +626,7 @@ def _sweep_turns_local(router: Router, cases: Sequence[LabelledCase], data: Evid
         probabilities = backend_probabilities(router.backend, options, values, none_index, params)
         probabilities = {o: probabilities[o] for o in options}
         choice = argmax(probabilities, options)
-        top = probabilities[choice]
-        n = len(options)
-        answer = Answer(
-            choice=choice, probabilities=probabilities, reported_confidence=max(0.0, (top - 1 / n) / (1 - 1 / n)) if n > 1 else 1.0
-        )
+        answer = Answer(choice=choice, probabilities=probabilities, reported_confidence=reference_confidence(probabilities))
         risk = catalog.risk_of(choice)
         banding = band_answer(answer, options, catalog.none_option, risk, policy)
         turns.append(_sweep_turn(case, choice, banding.confidence, risk, banding.band is not Band.unresolved, catalog))
@@ -685,9 +678,10 @@ def calibrate(
     learning = learning_mode(router, learn, taught, len(cases))
     fit: FitResult | None = None
     model = router.backend.model
-    if router.backend.name == "local":
+    declared = router.backend.calibration_params()
+    if declared is not None:  # a backend with parameters calibrate may fit (the local one)
         data, mismatch = _collect_evidence(router, cases)
-        before = LocalParams(temperature=router.backend.temperature, none_margin=router.backend.none_margin)  # type: ignore[attr-defined]
+        before = LocalParams(temperature=declared.temperature, none_margin=declared.none_margin)
         if mismatch:
             params = before
             fit = FitResult(

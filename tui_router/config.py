@@ -14,10 +14,11 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .catalog import Risk
+from .decide import BACKENDS
 from .errors import ConfigError, did_you_mean
 
 ConfidenceFormula = Literal["reference", "top", "margin", "entropy", "reported"]
-BackendName = Literal["auto", "local", "bm25", "systemone", "semantic"]
+BackendName = Literal[BACKENDS]  # type: ignore[valid-type]  # the registry in decide/__init__.py
 
 
 class _Section(BaseModel):

@@ -913,17 +913,16 @@ def teach_local_backend(router: Router, cases: Sequence[LabelledCase]) -> bool:
 
     Returns False when the backend does not learn from labelled turns.
     """
-    add_exemplar = getattr(router.backend, "add_exemplar", None)
-    if not callable(add_exemplar):  # only backends that learn from labelled turns (local, semantic)
+    if not router.backend.learns_from_examples:
         return False
     for case in cases:
         if case.turn.label:
-            add_exemplar(case.turn.label, case.turn.message)
+            router.backend.add_exemplar(case.turn.label, case.turn.message)
     return True
 
 
 def learning_mode(router: Router, learn: bool, taught: bool, n_cases: int) -> str:
-    if not callable(getattr(router.backend, "add_exemplar", None)):
+    if not router.backend.learns_from_examples:
         return f"none (the {router.backend.name} backend does not learn from labelled turns)"
     if not learn:
         return "off (--no-learn: only the catalog and [local] examples; each case held out)"

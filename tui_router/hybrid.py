@@ -25,7 +25,7 @@ import numpy as np
 
 from .catalog import Catalog, Tool
 from .embed import PASSAGE, QUERY, Embedder, EmbeddingStore
-from .retrieve import Candidate, Retrieval, RetrievalMode, Retriever
+from .retrieve import Retrieval, RetrievalMode, Retriever, assemble_candidates
 
 # Bump when the option texts below change: cached vectors of the old texts are then not reused.
 TEXT_RECIPE = "r1"
@@ -172,39 +172,5 @@ class HybridRetriever:
 
     def retrieve(self, message: str, extra: list[str] | tuple[str, ...] = ()) -> Retrieval:
         fused = self.signals(message).fused
-        order = np.argsort(-fused, kind="stable")
-        ranked = [self.tools[i].id for i in order[:RANKED_MAX]]
-        cfg = self.config
-
-        def candidate(i: int) -> Candidate:
-            tool = self.tools[i]
-            return Candidate(id=tool.id, score=round(float(fused[i]), 4), risk=tool.risk)
-
-        if len(self.tools) <= cfg.direct_max:
-            return Retrieval(candidates=[candidate(i) for i in order], mode=RetrievalMode.direct, ranked=ranked)
-
-        position = {t.id: i for i, t in enumerate(self.tools)}
-        chosen: list[int] = []
-        seen: set[int] = set()
-
-        def add(i: int | None) -> None:
-            if i is not None and i not in seen:
-                seen.add(i)
-                chosen.append(i)
-
-        tools_chosen = 0
-        for i in order:
-            if tools_chosen >= cfg.top_k:
-                break
-            if not self.tools[i].is_escalation:
-                tools_chosen += 1
-            add(int(i))
-        for option_id in extra:
-            add(position.get(option_id))
-        for option_id in cfg.always_include:
-            add(position.get(option_id))
-        if cfg.include_escalation:
-            for i, tool in enumerate(self.tools):
-                if tool.is_escalation:
-                    add(i)
-        return Retrieval(candidates=[candidate(i) for i in chosen], mode=RetrievalMode.hybrid, ranked=ranked)
+        order = [int(i) for i in np.argsort(-fused, kind="stable")]
+        return assemble_candidates(self.tools, order, lambda i: fused[i], self.config, extra, RetrievalMode.hybrid, ranked_max=RANKED_MAX)

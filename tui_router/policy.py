@@ -6,14 +6,16 @@ a model's pick is routing evidence, not authorization.
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
 
 from pydantic import BaseModel
 
 from .catalog import Risk
-from .config import ConfidenceFormula, PolicyConfig, Thresholds
+from .confidence import confidence_of, margin_of
+from .config import PolicyConfig, Thresholds
 from .decide.base import Answer, check_answer
+
+__all__ = ["Action", "Band", "Banding", "action_of", "band_answer", "band_of", "confidence_of", "margin_of"]
 
 
 class Band(StrEnum):
@@ -28,35 +30,6 @@ class Action(StrEnum):
     confirm = "confirm"
     escalate = "escalate"
     fallback = "fallback"
-
-
-def confidence_of(
-    probabilities: dict[str, float], formula: ConfidenceFormula, reported: float | None = None
-) -> float | None:
-    """Confidence from the distribution over the n offered options (None when it cannot be had)."""
-    if formula == "reported":
-        return reported if reported is not None and math.isfinite(reported) else None
-    if not probabilities:
-        return None
-    values = sorted(probabilities.values(), reverse=True)
-    n = len(values)
-    top = values[0]
-    if formula == "top":
-        return top
-    if formula == "margin":
-        return top - (values[1] if n > 1 else 0.0)
-    if n < 2:
-        return 1.0
-    if formula == "entropy":
-        entropy = -sum(p * math.log(p) for p in values if p > 0)
-        return max(0.0, 1.0 - entropy / math.log(n))
-    # reference: 1 when all mass is on one option, 0 when the distribution is flat
-    return max(0.0, (top - 1.0 / n) / (1.0 - 1.0 / n))
-
-
-def margin_of(probabilities: dict[str, float]) -> float:
-    values = sorted(probabilities.values(), reverse=True) + [0.0, 0.0]
-    return values[0] - values[1]
 
 
 def band_of(confidence: float, thresholds: Thresholds) -> Band:

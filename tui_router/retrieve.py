@@ -8,6 +8,7 @@ options are the candidates. Retrieval recall caps everything after it, so it is 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 import numpy as np
@@ -109,37 +110,65 @@ class Retriever:
         the escalation options."""
         scored = self.scores(message)
         ranked_idx = sorted(scored, key=lambda i: (-scored[i], i))
-        ranked = [self.tools[i].id for i in ranked_idx]
-        score_of = {self.tools[i].id: scored[i] for i in ranked_idx}
-        cfg = self.config
+        everyone = None
+        if len(self.tools) <= self.config.direct_max:  # offered whole: the unmatched after, in catalog order
+            everyone = ranked_idx + [i for i in range(len(self.tools)) if i not in scored]
+        return assemble_candidates(
+            self.tools, ranked_idx, lambda i: scored.get(i, 0.0), self.config, extra, RetrievalMode.bm25, everyone=everyone
+        )
 
-        def candidate(tool: Tool) -> Candidate:
-            return Candidate(id=tool.id, score=round(score_of.get(tool.id, 0.0), 4), risk=tool.risk)
 
-        if len(self.tools) <= cfg.direct_max:
-            ordered = sorted(self.tools, key=lambda t: -score_of.get(t.id, 0.0))
-            return Retrieval(candidates=[candidate(t) for t in ordered], mode=RetrievalMode.direct, ranked=ranked)
+def assemble_candidates(
+    tools: Sequence[Tool],
+    order: Sequence[int],
+    score: Callable[[int], float],
+    config: RetrievalConfig,
+    extra: Sequence[str],
+    mode: RetrievalMode,
+    *,
+    everyone: Sequence[int] | None = None,
+    ranked_max: int | None = None,
+) -> Retrieval:
+    """The one place candidates are assembled, for every retriever.
 
-        chosen: list[Tool] = []
-        seen: set[str] = set()
+    `order` is the retriever's ranking (tool indices, best first; only tools it found). A catalog of
+    at most `direct_max` tools is offered whole, in `everyone` order. Otherwise: the first `top_k`
+    ranked tools (escalation options do not count toward k), then `extra` (a backend's suggestions),
+    `always_include` and, when configured or when nothing was found (mode escalation), the
+    escalation options.
+    """
+    ranked = [tools[i].id for i in order[:ranked_max]]
 
-        def add(tool: Tool | None) -> None:
-            if tool is not None and tool.id not in seen:
-                seen.add(tool.id)
-                chosen.append(tool)
+    def candidate(i: int) -> Candidate:
+        return Candidate(id=tools[i].id, score=round(float(score(i)), 4), risk=tools[i].risk)
 
-        for i in ranked_idx:
-            tool = self.tools[i]
-            if len([t for t in chosen if not t.is_escalation]) >= cfg.top_k:
-                break
-            add(tool)
-        for option_id in extra:
-            add(self.catalog.get(option_id))
-        mode = RetrievalMode.bm25 if chosen else RetrievalMode.escalation
-        for option_id in cfg.always_include:
-            add(self.catalog.get(option_id))
-        if cfg.include_escalation or mode is RetrievalMode.escalation:
-            for tool in self.tools:
-                if tool.is_escalation:
-                    add(tool)
-        return Retrieval(candidates=[candidate(t) for t in chosen], mode=mode, ranked=ranked)
+    if len(tools) <= config.direct_max:
+        return Retrieval(candidates=[candidate(i) for i in (order if everyone is None else everyone)], mode=RetrievalMode.direct, ranked=ranked)
+
+    position = {t.id: i for i, t in enumerate(tools)}
+    chosen: list[int] = []
+    seen: set[int] = set()
+
+    def add(i: int | None) -> None:
+        if i is not None and i not in seen:
+            seen.add(i)
+            chosen.append(i)
+
+    counted = 0
+    for i in order:
+        if counted >= config.top_k:
+            break
+        if not tools[i].is_escalation:
+            counted += 1
+        add(int(i))
+    for option_id in extra:
+        add(position.get(option_id))
+    if not chosen:
+        mode = RetrievalMode.escalation
+    for option_id in config.always_include:
+        add(position.get(option_id))
+    if config.include_escalation or mode is RetrievalMode.escalation:
+        for i, tool in enumerate(tools):
+            if tool.is_escalation:
+                add(i)
+    return Retrieval(candidates=[candidate(i) for i in chosen], mode=mode, ranked=ranked)

@@ -13,10 +13,11 @@ from pydantic import BaseModel
 from .arguments import ArgumentsResult, abuild_arguments, build_arguments, demote_action
 from .authority import AuthorityCheck
 from .catalog import Catalog, Risk, Tool
+from .confidence import margin_of
 from .config import Config, Thresholds
 from .decide import make_backend
 from .decide.base import Answer, DecisionBackend, Question
-from .policy import Action, Band, band_answer, margin_of
+from .policy import Action, Band, band_answer
 from .retrieve import Candidate, Retrieval, RetrievalMode, Retriever
 from .session import TurnDecision
 from .twostage import Staged, TwoStageError, plan_two_stage
@@ -127,18 +128,20 @@ class Router:
         self.retriever = Retriever(catalog, self.config.retrieval)
         self.backend = backend or make_backend(self.config.backend, catalog, self.config, retriever=self.retriever)
         # A backend may bring its own retriever (the semantic backend: BM25 fused with embeddings).
-        make_retriever = getattr(self.backend, "make_retriever", None)
-        if callable(make_retriever):
-            self.retriever = make_retriever(catalog, self.config.retrieval)
+        own = self.backend.make_retriever(catalog, self.config.retrieval)
+        if own is not None:
+            self.retriever = own
         self.authority = AuthorityCheck(catalog)
 
     def retrieve(self, message: str, holdout: str | None = None) -> Retrieval:
         """Layer 1 for one message: BM25 candidates plus what the backend suggests."""
         # Backends that learned from labelled turns may know tools BM25 misses (hybrid retrieval).
-        try:
-            extra = self.backend.suggest_candidates(message, holdout)
-        except Exception:
-            extra = []
+        extra: list[str] = []
+        if self.backend.supplies_candidates:
+            try:
+                extra = self.backend.suggest_candidates(message, holdout)
+            except Exception:
+                extra = []
         return self.retriever.retrieve(message, extra=extra)
 
     def question_for(self, message: str, retrieval: Retrieval, holdout: str | None = None) -> Question:

@@ -27,6 +27,7 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
+from ..decide import BACKEND_NAMES
 from ..errors import UserError
 from ..session import Session, Turn, TurnDecision, load_session
 from ..storage import claim_session_file, release_session_file
@@ -67,7 +68,6 @@ NARROW = 110  # below this many columns the Catalog pane collapses (F2 shows it)
 SHORT = 30  # below this many rows the message box loses its border and the top panes grow
 WIDE = 140  # from here the Catalog pane is wider and the log shows every column
 LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer than this
-BACKENDS = ("local", "bm25", "systemone", "semantic")
 
 
 class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
@@ -1058,7 +1058,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         yield SystemCommand("session: follow live file", "Add the turns an MCP server appends to a live file, as they arrive", self.action_follow_file)
         yield SystemCommand("replay: this session", "Re-route every turn with the current catalog, backend and thresholds", self.action_replay_session)
         yield SystemCommand("replay: run file", "Replay a saved session file", self.action_replay_file)
-        for name in BACKENDS:
+        for name in BACKEND_NAMES:
             yield SystemCommand(f"backend: use {name}", f"Route new turns with the {name} backend", lambda name=name: self.use_backend(name))
         yield SystemCommand("catalog: open file", "Route with another catalog file or bundled catalog", self.action_open_catalog)
         yield SystemCommand("config: reload", "Re-read the config file (fallback command, thresholds, backend, catalog)", self.action_reload_config)

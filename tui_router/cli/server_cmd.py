@@ -64,8 +64,7 @@ def run_models(args: argparse.Namespace) -> int:
 def run_doctor(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ..decide.systemone import ServerError
-    from ..profile import ProfileCache, probe_server
+    from ..decide.systemone import ProfileCache, ServerError, probe_server
 
     config, client = _client(args)
     cfg = config.systemone

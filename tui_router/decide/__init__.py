@@ -1,19 +1,49 @@
-"""Decision backends: one interface (Question -> Answer), several implementations."""
+"""Decision backends: one contract (decide/base.py), one registry of names, one module each.
+
+The registry is the one list of backend names: the CLI's --backend choices, config validation,
+the console's palette and `auto` resolution all read it.
+"""
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .base import Answer, DecisionBackend, Question
+from .base import Answer, CalibrationParams, DecisionBackend, Question
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
     from ..config import Config
     from ..retrieve import Retriever
 
-__all__ = ["Answer", "DecisionBackend", "Question", "make_backend", "resolve_backend", "BACKENDS"]
+__all__ = [
+    "Answer", "BACKENDS", "BACKEND_NAMES", "REGISTRY", "BackendSpec", "CalibrationParams", "DecisionBackend",
+    "Question", "backend_class", "make_backend", "resolve_backend",
+]
 
-BACKENDS = ("auto", "local", "bm25", "systemone", "semantic")
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Where a backend lives; imported only when used, so start-up pays only for what it routes with."""
+
+    name: str
+    module: str  # relative to this package
+    cls: str
+    summary: str
+
+
+REGISTRY: dict[str, BackendSpec] = {
+    spec.name: spec
+    for spec in (
+        BackendSpec("local", ".local", "LocalBackend", "lexical evidence, offline"),
+        BackendSpec("bm25", ".bm25", "BM25Backend", "bare BM25 baseline, offline"),
+        BackendSpec("systemone", ".systemone", "SystemOneBackend", "a System One server over HTTP"),
+        BackendSpec("semantic", ".semantic", "SemanticBackend", "e5 embeddings + lexical evidence (extra `semantic`)"),
+    )
+}
+BACKEND_NAMES: tuple[str, ...] = tuple(REGISTRY)  # concrete backends, in palette order
+BACKENDS: tuple[str, ...] = ("auto", *BACKEND_NAMES)  # what --backend and `backend =` accept
 
 
 def resolve_backend(name: str) -> str:
@@ -25,25 +55,16 @@ def resolve_backend(name: str) -> str:
     return "semantic" if semantic_available() else "local"
 
 
+def backend_class(name: str) -> type[DecisionBackend]:
+    """The class registered under `name` (after `auto` resolution); ConfigError for an unknown name."""
+    spec = REGISTRY.get(resolve_backend(name))
+    if spec is None:
+        from ..errors import ConfigError, did_you_mean
+
+        raise ConfigError(f"unknown backend '{name}'{did_you_mean(name, BACKENDS)}; use one of {', '.join(BACKENDS)}")
+    return getattr(importlib.import_module(spec.module, __name__), spec.cls)
+
+
 def make_backend(name: str, catalog: Catalog, config: Config, retriever: Retriever | None = None) -> DecisionBackend:
-    """Build a backend by name; imports stay lazy so start-up pays only for what is used."""
-    name = resolve_backend(name)
-    if name == "local":
-        from .local import LocalBackend
-
-        return LocalBackend.from_config(catalog, config, retriever=retriever)
-    if name == "bm25":
-        from .bm25 import BM25Backend
-
-        return BM25Backend(catalog, retriever=retriever)
-    if name == "systemone":
-        from .systemone import SystemOneBackend  # type: ignore[import-not-found]
-
-        return SystemOneBackend.from_config(catalog, config)
-    if name == "semantic":
-        from .semantic import SemanticBackend  # type: ignore[import-not-found]
-
-        return SemanticBackend.from_config(catalog, config, retriever=retriever)
-    from ..errors import ConfigError, did_you_mean
-
-    raise ConfigError(f"unknown backend '{name}'{did_you_mean(name, BACKENDS)}; use one of {', '.join(BACKENDS)}")
+    """Build a backend by name from the config."""
+    return backend_class(name).from_config(catalog, config, retriever=retriever)

@@ -5,9 +5,14 @@ from __future__ import annotations
 import asyncio
 import math
 import unicodedata
-from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from ..catalog import Catalog
+    from ..config import Config, RetrievalConfig
+    from ..retrieve import Retriever
 
 DEFAULT_INSTRUCTIONS = (
     "Choose the one option whose description best fits the user's message in state.message. "
@@ -42,26 +47,78 @@ class Answer(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
 
 
-class DecisionBackend(ABC):
-    """One backend. `decide` must never raise for a bad model answer: it returns Answer(error=...)."""
+class CalibrationParams(BaseModel):
+    """What `tui-router calibrate` may fit for a backend, and how its probabilities follow from them.
+
+    The backend answers `evidence(message, options, holdout)` and `distribution(evidence, options,
+    none_option)`; calibrate refits `temperature` and `none_margin` on labelled turns and checks its
+    bulk model (`kind`, the two ratios) against `decide()` before trusting it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float
+    none_margin: float
+    kind: Literal["softmax", "pooled"] = "softmax"
+    none_ratio: float = 1.0  # pooled: the none-vs-any-tool step runs at temperature * none_ratio
+    tool_ratio: float = 1.0  # pooled: the which-tool step runs at temperature * tool_ratio
+
+
+class DecisionBackend:
+    """The backend contract. Async first (`adecide`); `decide` is the one sync facade.
+
+    `decide` must never raise for a bad model answer: it returns Answer(error=...). What a backend
+    can do beyond answering is declared here, with defaults, so callers never probe for attributes:
+    `learns_from_examples` (then `add_exemplar` works), `supplies_candidates` (then
+    `suggest_candidates` may add tools to the retrieved ones), `make_retriever` (a backend's own
+    retriever, or None) and `calibration_params` (what calibrate may fit, or None).
+    """
 
     name: str = "backend"
     model: str = ""
     max_options: int = 255
+    learns_from_examples: ClassVar[bool] = False
+    supplies_candidates: ClassVar[bool] = False
 
-    @abstractmethod
-    def decide(self, question: Question) -> Answer: ...
+    @classmethod
+    def from_config(cls, catalog: Catalog, config: Config, retriever: Retriever | None = None) -> DecisionBackend:
+        """Build from the config; `retriever` is the router's BM25 index, shared when the backend uses one."""
+        return cls(catalog, retriever=retriever)  # type: ignore[call-arg]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A backend answers in one of the two ways; the other is derived here. Catch a class with
+        # neither when it is defined, not as infinite recursion on the first turn.
+        if cls.decide is DecisionBackend.decide and cls.adecide is DecisionBackend.adecide:
+            raise TypeError(f"{cls.__name__} must implement adecide (async first) or decide")
 
     async def adecide(self, question: Question) -> Answer:
-        # CPU-bound in-process backends answer in milliseconds; run inline rather than in a thread.
+        """The answer to one question. In-process backends implement `decide` instead: CPU-bound,
+        they answer in milliseconds, so this runs it inline rather than in a thread."""
         return self.decide(question)
+
+    def decide(self, question: Question) -> Answer:
+        """The one sync facade (CLI, eval): a backend that implements only `adecide` is run on a fresh loop."""
+        return asyncio.run(self.adecide(question))
 
     async def aclose(self) -> None:
         return None
 
+    def add_exemplar(self, label: str, message: str) -> None:
+        """Learn from one labelled turn; only when `learns_from_examples`."""
+        raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")
+
     def suggest_candidates(self, message: str, holdout: str | None = None) -> list[str]:
         """Tool ids this backend knows fit `message` beyond BM25's candidates (e.g. from exemplars)."""
         return []
+
+    def make_retriever(self, catalog: Catalog, retrieval: RetrievalConfig) -> Any | None:
+        """The router's retriever when the backend brings its own (`retrieve(message, extra)`), else None."""
+        return None
+
+    def calibration_params(self) -> CalibrationParams | None:
+        """What calibrate may fit for this backend now; None: thresholds only."""
+        return None
 
     def option_limit(self) -> int:
         """The most options one question may carry; more and the router asks in two stages."""

@@ -28,12 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from ..catalog import Catalog, Tool
+from ..confidence import reference_confidence
 from ..config import Config
 from ..injection import injection_shaped
 from ..lexicon import analyze, concept_sources, llm_native_cues
 from ..retrieve import Retriever
 from ..textnorm import STOPWORDS, fold, tokenize
-from .base import Answer, DecisionBackend, Question, argmax, softmax
+from .base import Answer, CalibrationParams, DecisionBackend, Question, argmax, softmax
 
 MODEL_NAME = "local-lexical-1"
 
@@ -148,6 +149,8 @@ def normalise_message(message: str) -> str:
 class LocalBackend(DecisionBackend):
     name = "local"
     model = MODEL_NAME
+    learns_from_examples = True
+    supplies_candidates = True  # tools whose labelled exemplars resemble the message
 
     def __init__(
         self,
@@ -287,6 +290,13 @@ class LocalBackend(DecisionBackend):
         np.maximum.at(best, codes[scoring], sims)
         return {label: value for label, value in zip(index.labels, best.tolist(), strict=True) if value > 0.0}
 
+    def calibration_params(self) -> CalibrationParams:
+        # calibrate refits temperature and none margin over evidence() and distribution() below
+        return CalibrationParams(
+            temperature=self.temperature, none_margin=self.none_margin, kind="pooled",
+            none_ratio=NONE_TEMPERATURE_RATIO, tool_ratio=TOOL_TEMPERATURE_RATIO,
+        )
+
     def distribution(self, evidence: dict[str, float], options: list[str], none_option: str) -> dict[str, float]:
         """Two steps: is any tool wanted (pooled tool evidence vs the none evidence), then which.
 
@@ -316,9 +326,7 @@ class LocalBackend(DecisionBackend):
             evidence.setdefault(option, 0.0)
         probabilities = self.distribution(evidence, options, question.none_option)
         choice = argmax(probabilities, options)
-        top = probabilities[choice]
-        n = len(options)
-        reported = max(0.0, (top - 1 / n) / (1 - 1 / n)) if n > 1 else 1.0
+        reported = reference_confidence(probabilities)
         return Answer(
             choice=choice,
             probabilities=probabilities,

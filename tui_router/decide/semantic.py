@@ -42,6 +42,7 @@ import numpy as np
 from .. import vocab
 from ..actions import agreement, message_actions
 from ..catalog import Catalog
+from ..confidence import reference_confidence
 from ..config import Config, RetrievalConfig, SemanticConfig
 from ..embed import QUERY, Embedder, EmbeddingStore, default_cache_dir, require_semantic
 from ..hybrid import (
@@ -173,6 +174,8 @@ def distribution(
 class SemanticBackend(DecisionBackend):
     name = "semantic"
     model = MODEL_NAME
+    learns_from_examples = True
+    supplies_candidates = True  # labels of exemplars close to the message
 
     def __init__(
         self,
@@ -352,9 +355,7 @@ class SemanticBackend(DecisionBackend):
         total = sum(probabilities.values())
         probabilities = {o: p / total for o, p in probabilities.items()}
         choice = argmax(probabilities, options)
-        n = len(options)
-        top = probabilities[choice]
-        reported = max(0.0, (top - 1 / n) / (1 - 1 / n)) if n > 1 else 1.0
+        reported = reference_confidence(probabilities)
         return Answer(
             choice=choice,
             probabilities=probabilities,

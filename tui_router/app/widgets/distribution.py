@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from ...policy import margin_of
+from ...confidence import margin_of
 from ...textsafe import visible
 from ...workspace import outcome_trail
 from ..format import fmt_prob, shorten

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from .decide.base import Question, check_answer
-from .decide.systemone import Reply, answer_from_reply, models_from_reply, question_body
-from .policy import confidence_of
+from ...confidence import confidence_of
+from ..base import Question, check_answer
+from .wire import Reply, answer_from_reply, models_from_reply, question_body
 
 if TYPE_CHECKING:
-    from .decide.systemone import SystemOneClient
+    from .client import SystemOneClient
 
 PROFILE_VERSION = 1
 PROTOCOL_MAX_OPTIONS = 255

@@ -1,9 +1,6 @@
-"""The `systemone` backend: any server of the System One wire format, over httpx.
+"""The System One client: HTTP to any server of the System One wire format (wire.py), over httpx.
 
-One choice question per request: POST {base_url}/systemone with the message and the retrieved tools
-as state and the offered options as criteria. Everything a server can get wrong ends in an Answer
-with an error (the turn is unresolved, never executed); the error says what a person can do about it.
-
+Every failure ends in a Reply with an error sentence a person can act on, never an exception.
 Transport: one httpx.AsyncClient per event loop (the console's loop, an eval's loop, and a private
 loop thread that serves the synchronous `decide` used by the CLI), bounded by a semaphore of
 `concurrency`. Retries only where a retry can help (408/429/502/503/504/529 and connection errors),
@@ -22,8 +19,6 @@ import random
 import re
 import sys
 import threading
-import time
-import unicodedata
 import weakref
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
@@ -32,15 +27,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from pydantic import BaseModel
 
-from ..errors import UserError
-from .base import Answer, DecisionBackend, Question, check_answer
+from ...errors import UserError
+from .wire import ModelInfo, NotJSON, Reply, models_from_reply, parse_json_strict
 
 if TYPE_CHECKING:
-    from ..catalog import Catalog
-    from ..config import Config, SystemOneConfig
-    from ..profile import ServerProfile
+    from ...config import SystemOneConfig
 
 T = TypeVar("T")
 
@@ -57,7 +49,6 @@ def _remember_missing_sniffio() -> None:
 
 _remember_missing_sniffio()
 
-QUESTION_ID = "tool"
 RETRY_STATUSES = frozenset({408, 429, 502, 503, 504, 529})
 BACKOFF_BASE = 0.25  # seconds before the first retry when the server gives no Retry-After
 BACKOFF_CAP = 8.0
@@ -87,24 +78,6 @@ def public_url(url: str) -> str:
 
 
 # ---------------------------------------------------------------- pure helpers (unit-tested)
-
-
-class NotJSON(ValueError):
-    pass
-
-
-def parse_json_strict(raw: bytes) -> Any:
-    """JSON as RFC 8259 defines it: NaN and Infinity (which Python's json accepts) are rejected."""
-
-    def reject(name: str) -> Any:
-        raise NotJSON(f"it contains {name}, which is not JSON")
-
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=reject)
-    except UnicodeDecodeError:
-        raise NotJSON("it is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise NotJSON(f"{exc.msg} at position {exc.pos}") from None
 
 
 def retry_delay(headers: Mapping[str, str], attempt: int, *, base: float = BACKOFF_BASE, now: datetime | None = None) -> float:
@@ -184,117 +157,6 @@ def describe_error_body(body: bytes, content_type: str = "") -> tuple[str, str]:
     return "", _first_line(text)
 
 
-# ---------------------------------------------------------------- wire models
-
-
-class ModelInfo(BaseModel):
-    name: str
-    description: str = ""
-    release_date: str = ""
-
-
-def models_from_reply(data: Any) -> list[ModelInfo] | None:
-    """The model list of GET /models in the System One shape ({"models": [...]}) or OpenAI's ({"data": [...]})."""
-    if not isinstance(data, dict):
-        return None
-    items = data.get("models", data.get("data"))
-    if not isinstance(items, list):
-        return None
-    found = []
-    for item in items:
-        if isinstance(item, str):
-            found.append(ModelInfo(name=item))
-        elif isinstance(item, dict) and isinstance(item.get("name", item.get("id")), str):
-            found.append(
-                ModelInfo(
-                    name=item.get("name", item.get("id")),
-                    description=str(item.get("description") or ""),
-                    release_date=str(item.get("release_date") or ""),
-                )
-            )
-    return found
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
-
-
-def answer_from_reply(data: Any, question: Question, question_id: str = QUESTION_ID) -> Answer:
-    """Turn a 200 reply into an Answer; anything malformed becomes Answer(error=...).
-
-    Option names are matched byte for byte after NFC (a server may return NFD keys); a key or choice
-    that matches no option stays as it came, so check_answer reports it.
-    """
-    if not isinstance(data, dict):
-        return Answer(error=f"the reply is a JSON {type(data).__name__}, not an object")
-    model = data.get("model") if isinstance(data.get("model"), str) else ""
-    raw_usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    usage = {str(k): int(v) for k, v in raw_usage.items() if _is_number(v) and math.isfinite(v)}
-    answers = data.get("answers")
-    if not isinstance(answers, dict):
-        return Answer(error="the reply has no 'answers' object", model=model)
-    raw = answers.get(question_id)
-    if raw is None:
-        got = ", ".join(repr(k) for k in list(answers)[:5]) or "none"
-        return Answer(error=f"the reply has no answer to question {question_id!r} (answers: {got})", model=model)
-    if not isinstance(raw, dict) or raw.get("type") != "choice":
-        kind = raw.get("type") if isinstance(raw, dict) else type(raw).__name__
-        return Answer(error=f"the answer is of type {kind!r}, not 'choice'", model=model)
-    by_nfc = {_nfc(option): option for option in question.options}
-    choice = raw.get("choice")
-    if not isinstance(choice, str):
-        return Answer(error=f"the answer's choice is {json.dumps(choice)}, not an option name", model=model)
-    probs_raw = raw.get("probabilities")
-    if not isinstance(probs_raw, dict):
-        return Answer(error="the answer has no probabilities object", model=model)
-    probabilities: dict[str, float] = {}
-    for key, value in probs_raw.items():
-        if not _is_number(value) or not math.isfinite(value):
-            return Answer(error=f"the probability of {key!r} is {json.dumps(value)}, not a finite number", model=model)
-        name = by_nfc.get(_nfc(key), key)
-        if name in probabilities:
-            return Answer(error=f"two probability keys name the option {name!r}", model=model)
-        probabilities[name] = float(value)
-    reported = raw.get("confidence")
-    if reported is not None and (not _is_number(reported) or not math.isfinite(reported)):
-        return Answer(error=f"the reported confidence is {json.dumps(reported)}, not a number", model=model)
-    return Answer(
-        choice=by_nfc.get(_nfc(choice), choice),
-        probabilities=probabilities,
-        reported_confidence=None if reported is None else float(reported),
-        model=model,
-        usage=usage,
-    )
-
-
-def question_body(question: Question, model: str, question_id: str = QUESTION_ID) -> dict[str, Any]:
-    return {
-        "model": model,
-        "state": {"message": question.message, "retrieved_tools": question.retrieved_tools},
-        "questions": {question_id: {"type": "choice", "instructions": question.instructions, "criteria": dict(question.options)}},
-    }
-
-
-# ---------------------------------------------------------------- transport
-
-
-class Reply(BaseModel):
-    """One POST or GET after retries: the parsed JSON of a 200, or an error a person can act on."""
-
-    status: int | None = None
-    data: Any = None
-    error: str = ""
-    attempts: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-
 @dataclass
 class _LoopState:
     client: httpx.AsyncClient
@@ -351,7 +213,7 @@ class SystemOneClient:
         return walk(data)
 
     def _headers(self) -> dict[str, str]:
-        from .. import __version__
+        from ... import __version__
 
         headers = {"User-Agent": f"tui-router/{__version__}", "Accept": "application/json", **self.cfg.headers}
         key = self._key()
@@ -577,88 +439,6 @@ class SystemOneClient:
 
 
 # ---------------------------------------------------------------- the backend
-
-
-class SystemOneBackend(DecisionBackend):
-    """A choice question per turn to a System One server."""
-
-    name = "systemone"
-
-    def __init__(self, catalog: Catalog, cfg: SystemOneConfig, *, backoff_base: float = BACKOFF_BASE) -> None:
-        self.catalog = catalog
-        self.cfg = cfg
-        self.model = cfg.model
-        self.max_options = cfg.max_options
-        self.client = SystemOneClient(cfg, backoff_base=backoff_base)
-        self.profile: ServerProfile | None = None
-        self._limit: int | None = None
-
-    @classmethod
-    def from_config(cls, catalog: Catalog, config: Config) -> SystemOneBackend:
-        return cls(catalog, config.systemone)
-
-    # -- deciding
-
-    def decide(self, question: Question) -> Answer:
-        return self.client.run_sync(self.adecide(question))
-
-    async def adecide(self, question: Question) -> Answer:
-        started = time.perf_counter()
-        reply = await self.client.post_json("/systemone", question_body(question, self.cfg.model))
-        latency = (time.perf_counter() - started) * 1000
-        if not reply.ok:
-            return Answer(error=reply.error, model=self.cfg.model, latency_ms=latency)
-        answer = answer_from_reply(reply.data, question).model_copy(update={"latency_ms": latency})
-        answer.model = answer.model or self.cfg.model
-        problem = check_answer(answer, list(question.options))
-        if problem:
-            answer.error = self.client.redact(f"{self.client.shown_url}: the answer of model {answer.model!r} was rejected: {problem}")
-        return answer
-
-    # -- sizing (the server profile)
-
-    def option_limit(self) -> int:
-        if self._limit is not None:
-            return self._limit
-        return self.client.run_sync(self.aoption_limit())
-
-    async def aoption_limit(self) -> int:
-        if self._limit is not None:
-            return self._limit
-        async with self.client.loop_lock():
-            if self._limit is None:
-                self._limit = await self._sized_limit()
-        return self._limit
-
-    async def _sized_limit(self) -> int:
-        if not self.cfg.probe:
-            return self.cfg.max_options
-        from ..profile import ProfileCache, probe_server
-
-        cache = ProfileCache.default()
-        profile = cache.load(self.client.shown_url, self.cfg.model)
-        if profile is None:
-            try:  # the probe runs inside a turn: it gets one question's budget in all
-                async with asyncio.timeout(self.cfg.question_budget):
-                    profile = await probe_server(self.client, self.cfg.model)
-            except TimeoutError:
-                return self.cfg.max_options  # unknown cap: the configured one; probed again next start
-            if profile.complete:
-                cache.save(profile)
-        self.profile = profile
-        return profile.option_limit(self.cfg.max_options)
-
-    # -- models
-
-    async def amodels(self) -> list[ModelInfo]:
-        return await list_models(self.client)
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
-
-    def close(self) -> None:
-        """Stop the private loop of the synchronous path; async callers use `await aclose()`."""
-        self.client.close()
 
 
 async def list_models(client: SystemOneClient) -> list[ModelInfo]:
