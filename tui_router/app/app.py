@@ -226,8 +226,18 @@ class RouterConsole(App[int]):
 
         self.post_message(RouterReady(build_router(config, catalog=catalog)))
 
+    def _teach(self, turns: list[Turn]) -> None:
+        """Labelled turns reach a backend that learns from them at once (it embeds them lazily,
+        on the next routing, in the worker), so the next similar message is routed with them."""
+        add = getattr(self.router.backend, "add_exemplar", None) if self.router is not None else None
+        if callable(add):
+            for turn in turns:
+                if turn.label:
+                    add(turn.label, turn.message)
+
     def on_router_ready(self, message: RouterReady) -> None:
         old, self.router = self.router, message.router
+        self._teach(self.session.turns)  # a reopened session's labels count from the start
         self.config = message.router.config
         self._router_error = ""
         self._router_ready.set()
@@ -535,6 +545,7 @@ class RouterConsole(App[int]):
     def on_label_changed(self, message: LabelChanged) -> None:
         turn = self.session.turns[message.index]
         turn.label = message.label
+        self._teach([turn])
         self._turn_changed(message.index)  # the row shows the label: no notification needed
 
     # ------------------------------------------------------------------ fallback
