@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from tui_router.catalog import Catalog, load_catalog  # noqa: E402
 from tui_router.config import Config  # noqa: E402
 from tui_router.evaluate import LabelledCase, always_offered_ids, build_report, load_cases, route_all, score_turn  # noqa: E402
-from tui_router.route import build_router  # noqa: E402
+from tui_router.route import Router, build_router  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
 METRICS = ("top1", "top1_acceptable", "none_recall", "missed_review_rate", "wrong_execute_rate", "ece")
@@ -64,6 +64,26 @@ def pick(train: list[LabelledCase], k: int, seed: int) -> list[tuple[str, str]]:
     return out
 
 
+_EMBEDDER = None
+
+
+def make_router(config: Config, catalog: Catalog, backend: str, cases: list[LabelledCase]) -> Router:
+    """A fresh router per fold; the semantic backend shares one embedder whose memo holds every
+    case message, embedded once in batches (the folds then cost no re-embedding)."""
+    global _EMBEDDER
+    if backend != "semantic":
+        return build_router(config, catalog, backend)
+    from tui_router.decide.semantic import SemanticBackend
+    from tui_router.embed import QUERY, Embedder
+
+    if _EMBEDDER is None:
+        _EMBEDDER = Embedder(remember=20000)
+    texts = [_EMBEDDER.cut(c.turn.message) for c in cases]
+    _EMBEDDER.embed_known(texts, QUERY)
+    semantic = SemanticBackend(catalog, settings=config.semantic, exemplars=[], retrieval=config.retrieval, embedder=_EMBEDDER)
+    return Router(catalog, config, backend=semantic)
+
+
 def run(catalog: Catalog, cases: list[LabelledCase], backend: str, k: int | str, folds: int, seed: int) -> dict:
     config = Config()
     results = []
@@ -82,7 +102,7 @@ def run(catalog: Catalog, cases: list[LabelledCase], backend: str, k: int | str,
             train = [c for i, c in enumerate(cases) if fold_of[i] != f]
             groups.append((test, pick(train, int(k), seed + f)))
     for test, taught in groups:
-        router = build_router(config, catalog, backend)
+        router = make_router(config, catalog, backend, cases)
         add = getattr(router.backend, "add_exemplar", None)
         if callable(add):
             for label, message in taught:
