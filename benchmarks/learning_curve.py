@@ -5,8 +5,9 @@
         [--markdown docs/learning-curve.md] [--svg docs/learning-curve.svg] [--loo]
 
 For each labelled set and k: the turns are split into `folds` folds; for each fold, a fresh router
-is taught up to k labelled turns per option (tool, escalation option or the none option) drawn
-from the OTHER folds, then routes the fold's turns. So a turn is never trained on when it is
+is taught up to k labelled turns per tool or escalation option drawn from the OTHER folds (the
+none option, one class for every kind of request no tool serves, at the tools' labelling rate:
+--none-rate natural; or k like the others: --none-rate k), then routes the fold's turns. So a turn is never trained on when it is
 scored. k = 0 routes every turn with the catalog alone. `--loo` adds eval's own mode (every other
 labelled turn taught, leave-one-out through Question.holdout).
 
@@ -50,17 +51,25 @@ def known_sets(metatool: Path) -> dict[str, tuple[Path, Path, str]]:
     return sets
 
 
-def pick(train: list[LabelledCase], k: int, seed: int) -> list[tuple[str, str]]:
-    """Up to k labelled turns per option, drawn at random from `train`."""
+def pick(train: list[LabelledCase], k: int, seed: int, none_option: str, none_rate: str) -> list[tuple[str, str]]:
+    """Up to k labelled turns per tool or escalation option, drawn at random from `train`. The none
+    option is one class for every kind of request no tool serves: with none_rate "natural" it gets
+    labels at the rate the tools do (k / the mean turns per tool in `train`, times its own turns),
+    as an operator labelling turns as they come would give it; with "k", k like any option."""
     by_label: dict[str, list[LabelledCase]] = defaultdict(list)
     for case in train:
         by_label[case.turn.label or ""].append(case)
     rng = random.Random(seed)
+    tool_counts = [len(v) for label, v in by_label.items() if label != none_option]
+    mean = sum(tool_counts) / len(tool_counts) if tool_counts else 1.0
     out = []
     for label in sorted(by_label):
         members = by_label[label][:]
         rng.shuffle(members)
-        out += [(label, c.turn.message) for c in members[:k]]
+        take = k
+        if label == none_option and none_rate == "natural":
+            take = max(k, round(min(1.0, k / mean) * len(members)))
+        out += [(label, c.turn.message) for c in members[:take]]
     return out
 
 
@@ -84,7 +93,7 @@ def make_router(config: Config, catalog: Catalog, backend: str, cases: list[Labe
     return Router(catalog, config, backend=semantic)
 
 
-def run(catalog: Catalog, cases: list[LabelledCase], backend: str, k: int | str, folds: int, seed: int) -> dict:
+def run(catalog: Catalog, cases: list[LabelledCase], backend: str, k: int | str, folds: int, seed: int, none_rate: str = "natural") -> dict:
     config = Config()
     results = []
     name = model = ""
@@ -100,7 +109,7 @@ def run(catalog: Catalog, cases: list[LabelledCase], backend: str, k: int | str,
         for f in range(folds):
             test = [c for i, c in enumerate(cases) if fold_of[i] == f]
             train = [c for i, c in enumerate(cases) if fold_of[i] != f]
-            groups.append((test, pick(train, int(k), seed + f)))
+            groups.append((test, pick(train, int(k), seed + f, catalog.none_option, none_rate)))
     for test, taught in groups:
         router = make_router(config, catalog, backend, cases)
         add = getattr(router.backend, "add_exemplar", None)
@@ -158,6 +167,8 @@ def main() -> int:
     parser.add_argument("--ks", default="0,1,2,4,8")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--none-rate", choices=("natural", "k"), default="natural",
+                        help="labels of the none option: at the tools' rate (natural) or k like any option")
     parser.add_argument("--loo", action="store_true", help="also eval's leave-one-out mode (every other turn taught)")
     parser.add_argument("--max-turns", type=int, default=0, help="every n-th turn so that at most this many are used")
     parser.add_argument("--markdown", default="")
@@ -184,7 +195,7 @@ def main() -> int:
             cases = cases[::step]
         for backend in args.backends.split(","):
             for k in ks if backend != "bm25" else [0]:
-                r = run(catalog, cases, backend, k, args.folds, args.seed)
+                r = run(catalog, cases, backend, k, args.folds, args.seed, args.none_rate)
                 line = f"| {set_name} ({provenance}) | {backend} | {k} | {r['n']} | " + " | ".join(fmt(r[m]) for m in METRICS) + " |"
                 lines.append(line)
                 print(line, flush=True)
@@ -196,7 +207,7 @@ def main() -> int:
         command = "nice python benchmarks/learning_curve.py " + " ".join(sys.argv[1:])
         Path(args.markdown).write_text(
             "# Learning curve\n\nMade by `" + command + "` (cross-validated: a turn is never taught when it is "
-            "scored; k = labelled turns per option taught from the other folds; `loo` = every other turn, as "
+            "scored; k = labelled turns per tool taught from the other folds, the none option at --none-rate; `loo` = every other turn, as "
             "`tui-router eval` does).\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
     if args.svg:
         int_ks = [k for k in ks if isinstance(k, int)]
