@@ -52,3 +52,14 @@ async def test_a_console_label_changes_the_next_routing_of_a_similar_message(tmp
         await submit(app, pilot, SIMILAR)
         after = app.session.turns[2].decision
         assert after is not None and after.choice == "send_sms", after
+
+        # the label cleared: the backend forgets it, and the similar message goes back
+        await pilot.press("escape")
+        await pilot.press("up", "up")
+        assert log.selected_index == 0
+        await pilot.press("x")
+        await settle(app, pilot)
+        assert app.session.turns[0].label is None
+        await submit(app, pilot, SIMILAR)
+        again = app.session.turns[3].decision
+        assert again is not None and again.choice == before.choice, again

@@ -82,6 +82,15 @@ def test_a_new_label_changes_the_answer_and_leave_one_out_is_exact(world) -> Non
             if k != key:
                 again.add_label(label, k, vector)
         assert np.allclose(head.scores(message, holdout=key), again.scores(message), atol=1e-8)
+    # forgetting a key's labels of one class is exactly as if they were never taught
+    head.remove_label("track", "m0")
+    head.remove_label("refund", "m0")
+    assert head.labels == 5
+    fresh = FittedHead(CLASSES, 16, HeadSettings())
+    fresh.fit_prior(prior)
+    for label, key, vector in labels[1:6]:
+        fresh.add_label(label, key, vector)
+    assert np.allclose(head.scores(message), fresh.scores(message), atol=1e-8)
     # an unknown label or holdout key changes nothing
     before = head.scores(message)
     head.add_label("no_such_tool", "z", message)

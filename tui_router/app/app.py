@@ -544,6 +544,9 @@ class RouterConsole(App[int]):
 
     def on_label_changed(self, message: LabelChanged) -> None:
         turn = self.session.turns[message.index]
+        forget = getattr(self.router.backend, "forget_exemplar", None) if self.router is not None else None
+        if turn.label and callable(forget):
+            forget(turn.label, turn.message)  # a corrected label must stop teaching the old one
         turn.label = message.label
         self._teach([turn])
         self._turn_changed(message.index)  # the row shows the label: no notification needed

@@ -106,6 +106,21 @@ class FittedHead:
         self._labelled.setdefault(key, []).append((row[0], i, weight))
         self.labels += 1
 
+    def remove_label(self, label: str, key: str) -> None:
+        """Forget the labelled turns of `label` under `key` (a label corrected in the console)."""
+        i = self.position.get(label)
+        kept = []
+        for row, cls, weight in self._labelled.get(key, []):
+            if cls == i:
+                self._accumulate(row.reshape(1, -1), np.asarray([cls]), np.asarray([-weight]))
+                self.labels -= 1
+            else:
+                kept.append((row, cls, weight))
+        if kept:
+            self._labelled[key] = kept
+        else:
+            self._labelled.pop(key, None)
+
     def _solve(self) -> tuple[np.ndarray, np.ndarray]:
         if self._weights is None or self._inverse is None:
             penalty = self.settings.ridge * np.eye(self.dim + 1)

@@ -310,6 +310,20 @@ class SemanticBackend(DecisionBackend):
                 self._pending.append((label, message))
                 self.lexical.add_exemplar(label, message)
 
+    def forget_exemplar(self, label: str, message: str) -> None:
+        """Forget a labelled turn (a label corrected or cleared in the console)."""
+        key = normalise_message(message)
+        with self._learning:
+            self._pending = [(lb, m) for lb, m in self._pending if not (lb == label and normalise_message(m) == key)]
+            keep = [i for i, (lb, k) in enumerate(zip(self._labels, self._keys, strict=True)) if not (lb == label and k == key)]
+            if len(keep) != len(self._labels):
+                self._labels = [self._labels[i] for i in keep]
+                self._keys = [self._keys[i] for i in keep]
+                self._texts = [self._texts[i] for i in keep]
+                self._vectors = self._vectors[keep]
+            self.head.remove_label(label, key)
+            self.lexical.forget_exemplar(label, message)
+
     def _flush(self) -> None:
         if not self._pending:
             return
