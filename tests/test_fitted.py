@@ -117,3 +117,18 @@ def test_the_constants_file_holds_every_weight() -> None:
     assert "head_none" in data["none_weights"] and "bias" in data["none_weights"]
     settings = head_settings()
     assert settings.ridge > 0 and settings.label_weight > 0
+
+
+def test_a_damaged_constants_file_is_one_sentence(tmp_path, monkeypatch) -> None:
+    from tui_router.decide import fitted
+    from tui_router.errors import ConfigError
+
+    broken = tmp_path / "fitted-model.json"
+    broken.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(fitted, "CONSTANTS", broken)
+    fitted.fitted_constants.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="cannot be read"):
+            fitted.fitted_constants()
+    finally:
+        fitted.fitted_constants.cache_clear()

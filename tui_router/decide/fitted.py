@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
+
 CONSTANTS = Path(__file__).with_name("fitted-model.json")
 
 
@@ -42,7 +44,10 @@ class HeadSettings:
 @lru_cache(maxsize=1)
 def fitted_constants() -> dict[str, Any]:
     """The constants benchmarks/fit_semantic.py wrote (the decision weights and the head's settings)."""
-    return json.loads(CONSTANTS.read_text(encoding="utf-8"))
+    try:
+        return json.loads(CONSTANTS.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # a damaged install: one sentence, not a traceback
+        raise ConfigError(f"the semantic backend's fitted constants ({CONSTANTS}) cannot be read ({exc}); reinstall tui-router") from None
 
 
 def head_settings() -> HeadSettings:
