@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -97,18 +95,20 @@ def test_a_new_label_changes_the_answer_and_leave_one_out_is_exact(world) -> Non
     assert np.allclose(head.scores(message, holdout="never-taught"), before)
 
 
-def test_refit_after_a_label_is_fast_at_2000_labels(world) -> None:
-    rng, centres = world
+def test_at_2000_labels_a_new_label_is_an_exact_rank_one_update(world) -> None:
+    """The refit stays exact at scale (its speed is measured by benchmarks/bench_refit.py, not here)."""
+    rng, _ = world
     head = FittedHead(CLASSES, 384, HeadSettings())
     head.fit_prior([(c, unit(rng.normal(size=384)), 1.0) for c in CLASSES for _ in range(5)])
     for i in range(2000):
         head.add_label(CLASSES[i % 3], f"k{i}", unit(rng.normal(size=384)))
-    head.scores(unit(rng.normal(size=384)))
-    started = time.perf_counter()
-    head.add_label("refund", "new", unit(rng.normal(size=384)))
-    head.scores(unit(rng.normal(size=384)))
-    # the benchmark (benchmarks/bench_refit.py) quotes the figure; this only guards the order of magnitude
-    assert time.perf_counter() - started < 5.0
+    probe = unit(rng.normal(size=384))
+    before = head.scores(probe)
+    head.add_label("refund", "new", unit(probe + 0.1 * rng.normal(size=384)))
+    after = head.scores(probe)
+    assert head.labels == 2001 and np.isfinite(after).all()
+    assert after[0] > before[0]  # the new refund label raises refund for a message near it
+    assert np.allclose(head.scores(probe, holdout="new"), before, atol=1e-8)
 
 
 def test_the_constants_file_holds_every_weight() -> None:
