@@ -18,7 +18,7 @@ honest figure for a catalog nobody fitted on. Then the final fit is checked on t
 half, on the demo bench and on tests/data/demo-multilingual.toml; neither of the last two is used
 for fitting.
 
-Prints the fitted constants (paste into tui_router/decide/semantic.py) and the check tables. Query
+Prints the fitted constants (--write stores them in tui_router/decide/fitted-model.json) and the check tables. Query
 embeddings are cached in the embedding cache; a run with --cv takes about 11 minutes here.
 """
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import math
 import sys
 import time
@@ -40,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from tui_router.catalog import Catalog, Tool, load_catalog  # noqa: E402
 from tui_router.config import RetrievalConfig  # noqa: E402
 from tui_router.decide import semantic  # noqa: E402
+from tui_router.decide.fitted import CONSTANTS  # noqa: E402
 from tui_router.decide.semantic import Observation, SemanticBackend  # noqa: E402
 from tui_router.embed import QUERY, Embedder  # noqa: E402
 from tui_router.hybrid import RetrievalWeights, cos_feature, example_feature  # noqa: E402
@@ -339,6 +341,15 @@ class Fitter:
         )
 
 
+def write_constants(weights: RetrievalWeights, tool_w: tuple[float, ...], none_w: dict[str, float]) -> None:
+    """The fitted constants go to the data file the backend reads (never pasted into Python)."""
+    data = json.loads(CONSTANTS.read_text(encoding="utf-8"))
+    data["retrieval_weights"] = {"cos": weights.cos, "example": weights.example, "bm25": weights.bm25, "log_bm25": weights.log_bm25}
+    data["tool_weights"] = [float(w) for w in tool_w]
+    data["none_weights"] = {k: float(v) for k, v in none_w.items()}
+    CONSTANTS.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 HEADER = "| check | n | top-1 | none recall | none precision | retrieval recall | ECE |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 
 
@@ -348,6 +359,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a quarter of the MetaTool cases (for a smoke run)")
     parser.add_argument("--no-extra", action="store_true", help="fit on MetaTool only")
     parser.add_argument("--cv", action="store_true", help="also check each extra set with a fit that leaves it out")
+    parser.add_argument("--write", action="store_true", help="write the constants into tui_router/decide/fitted-model.json")
     args = parser.parse_args()
     started = time.perf_counter()
     mt_catalog = load_catalog(Path(args.metatool) / "catalog.toml")
@@ -375,6 +387,9 @@ def main() -> int:
     print(f"\nRETRIEVAL_WEIGHTS = {weights}")
     print(f"TOOL_WEIGHTS = {tool_w}")
     print(f"NONE_WEIGHTS = {none_w}", flush=True)
+    if args.write:
+        write_constants(weights, tool_w, none_w)
+        print(f"wrote {CONSTANTS}", flush=True)
 
     # checks on data not used for fitting
     fit_half, check_half = fitter.fit_half, fitter.check_half

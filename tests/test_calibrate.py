@@ -177,7 +177,7 @@ def test_write_config_merges_and_the_router_uses_it(tmp_path):
     turns = [{"message": ex, "label": t.id} for t in catalog.tools for ex in t.examples]
     turns += [{"message": q, "label": "defer_to_llm"} for q in ("what is the capital of peru", "write me a haiku about rain")]
     cases = write_session(tmp_path / "cases.toml", turns, catalog="demo")
-    result = calibrate([cases], Config(backend="local"), catalog=catalog, target_precision=0.9)
+    result = calibrate([cases], Config(backend="local"), catalog=catalog, target_precision=0.75)  # 60 turns: a 0.9 bound is out of reach
     assert result.n == len(turns) and result.fit is not None and result.fit.folds == 5
     assert "skipped" not in result.fit.note  # the evidence reproduces the local backend's decide()
     assert "small grid" not in result.fit.note  # and the bulk model reproduces its distribution step

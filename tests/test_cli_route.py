@@ -46,7 +46,7 @@ def test_default_backend_is_semantic_when_installed(tmp_path: Path) -> None:
     assert data["choice"] == "send_sms"
     # the default backend (auto): semantic when its extra is installed, local otherwise
     assert data["backend"] == ("semantic" if semantic_available() else "local")
-    assert data["model"].startswith("semantic-e5-hybrid" if semantic_available() else "local-lexical-1")
+    assert data["model"].startswith("semantic-e5-fitted" if semantic_available() else "local-lexical-1")
 
 
 def test_haiku_falls_back(tmp_path: Path) -> None:

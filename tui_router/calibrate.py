@@ -135,6 +135,45 @@ def wilson_lower_bound(hits: int, total: int, z: float = 1.96) -> float | None:
     return max(0.0, (centre - spread) / (1 + z * z / total))
 
 
+def labels_needed(hits: int, total: int, target: float, z: float = 1.96, limit: int = 20_000) -> int | None:
+    """How many more executed turns, right as often as these, would lift the Wilson lower bound of
+    their precision to `target`; None when no number can (the precision itself misses)."""
+    if total == 0:
+        return None
+    p = hits / total
+    n = total
+    while n <= limit:
+        bound = wilson_lower_bound(round(p * n), n)
+        if bound is not None and bound >= target - 1e-12:
+            return n - total
+        n += 1
+    return None
+
+
+def refusal(result: CalibrationResult) -> str:
+    """Why these thresholds must not be written ('' when they may): an auto-execute threshold whose
+    95% lower bound on execute precision misses the target (a small set can make high = 0 look
+    perfect)."""
+    for t in result.thresholds:
+        bound = t.precision_lower_bound
+        if t.executed == 0 or bound is None or bound >= result.target_precision - 1e-12:
+            continue
+        where = "[policy]" if t.risk == "default" else f"[policy.risk.{t.risk}]"
+        share = t.executed / max(1, result.n)
+        more = labels_needed(t.executed_correct, t.executed, result.target_precision)
+        if more is None:
+            advice = "more labels at this precision cannot fix it: improve the routing or lower --target-precision"
+        else:
+            overall = math.ceil(more / share) if share > 0 else more
+            advice = f"about {overall} more labelled turns ({more} more that auto-execute, right as often) would be needed"
+        return (
+            f"{where} high = {t.high:.2f} would auto-execute {t.executed} turns, {t.executed_correct} right: the 95% "
+            f"lower bound on execute precision is {bound:.2f}, below the target {result.target_precision:.2f}; "
+            f"{advice}; nothing was written"
+        )
+    return ""
+
+
 class CalibrationResult(BaseModel):
     n: int
     backend: str
@@ -740,6 +779,9 @@ def write_config(path: str | Path, result: CalibrationResult) -> Path:
     from .session import atomic_write_text
 
     path = Path(path)
+    refused = refusal(result)
+    if refused:
+        raise ConfigError(f"{path}: {refused}")
     data: dict[str, Any] = {}
     original = ""
     if path.exists():

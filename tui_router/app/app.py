@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -58,6 +58,8 @@ from .widgets.distribution import DistributionView
 from .widgets.message_input import MessageInput
 from .widgets.status import StatusLine
 from .widgets.text import PaneText
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -255,8 +257,32 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
         self.post_message(RouterReady(build_router(config, catalog=catalog)))
 
+    def _teach(self, turns: list[Turn]) -> None:
+        """Labelled turns reach a backend that learns from them at once (it embeds them lazily,
+        on the next routing, in the worker), so the next similar message is routed with them."""
+        backend = self.router.backend if self.router is not None else None
+        if backend is not None and backend.learns_from_examples:
+            for turn in turns:
+                if turn.label:
+                    backend.add_exemplar(turn.label, turn.message)
+
+    def _relabel(self, index: int, change: Callable[[], T]) -> T:
+        """Run `change` (which may set turn `index`'s label) and keep the backend in step: it
+        forgets the old label and learns the new one."""
+        turn = self.session.turns[index] if index < len(self.session.turns) else None
+        old = turn.label if turn is not None else None
+        result = change()
+        backend = self.router.backend if self.router is not None else None
+        if turn is None or backend is None or not backend.learns_from_examples or turn.label == old:
+            return result
+        if old:
+            backend.forget_exemplar(old, turn.message)  # a corrected label must stop teaching the old one
+        self._teach([turn])
+        return result
+
     def on_router_ready(self, message: RouterReady) -> None:
         old, self.router = self.router, message.router
+        self._teach(self.session.turns)  # a reopened session's labels count from the start
         self.config = message.router.config
         self.workspace.sessions_dir = self.config.sessions_path
         self._router_error = ""
@@ -518,7 +544,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.push_screen(ConfirmTurnModal(request), decided)
 
     def on_outcome_recorded(self, message: OutcomeRecorded) -> None:
-        if not self.workspace.record_outcome(message.index, message.outcome, message.rerouted_to):
+        if not self._relabel(
+            message.index, lambda: self.workspace.record_outcome(message.index, message.outcome, message.rerouted_to)
+        ):
             return
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
         self.arguments_after_outcome(message.index, message.outcome, message.rerouted_to)
@@ -578,7 +606,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
-        self.workspace.set_label(message.index, message.label)
+        self._relabel(message.index, lambda: self.workspace.set_label(message.index, message.label))
         self._turn_changed(message.index)  # the row shows the label: no notification needed
 
     # ------------------------------------------------------------------ fallback

@@ -108,6 +108,11 @@ class DecisionBackend:
         """Learn from one labelled turn; only when `learns_from_examples`."""
         raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")
 
+    def forget_exemplar(self, label: str, message: str) -> None:
+        """Stop learning from a labelled turn taught earlier (its label was corrected or cleared);
+        only when `learns_from_examples`."""
+        raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")
+
     def suggest_candidates(self, message: str, holdout: str | None = None) -> list[str]:
         """Tool ids this backend knows fit `message` beyond BM25's candidates (e.g. from exemplars)."""
         return []

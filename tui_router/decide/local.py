@@ -188,6 +188,14 @@ class LocalBackend(DecisionBackend):
         if tokens:
             self.exemplars.append(Exemplar(label, normalise_message(message), tokens))
 
+    def forget_exemplar(self, label: str, message: str) -> None:
+        """Drop the exemplars of `label` with this message (a label corrected in the console)."""
+        key = normalise_message(message)
+        kept = [e for e in self.exemplars if not (e.label == label and e.key == key)]
+        if len(kept) != len(self.exemplars):
+            self.exemplars = kept
+            self._exemplar_index = _ExemplarIndex()  # rebuilt from the list on the next use
+
     @classmethod
     def from_config(cls, catalog: Catalog, config: Config, retriever: Retriever | None = None) -> LocalBackend:
         pairs = load_exemplars(config.local.examples, config.base_dir)

@@ -10,7 +10,9 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    correction); whether the action the message asks for (create, remove, change, read, send, reply,
    grant access: cue words in several languages, tui_router/actions.py) is the tool's (the first
    word of its id), which tells sibling tools apart where embeddings see one topic; the best cosine
-   with one of its keyword phrases ("let someone edit"). Which tool: a softmax over a weighted
+   with one of its keyword phrases ("let someone edit"); the fitted head's score (a classifier over
+   the message embedding trained on the catalog's texts and every labelled turn,
+   tui_router/decide/fitted.py). Which tool: a softmax over a weighted
    sum of these. The tools offered are the hybrid retrieval's (tui_router/hybrid.py) plus the one
    the `local` backend would choose, since a catalog's keywords can name a tool e5 misses.
 2. Whether any tool fits is its own question, because e5 cosines sit in a narrow band (unrelated
@@ -19,10 +21,12 @@ CPU, no network, deterministic. Method (docs/semantic-method.md has the figures)
    chit-chat, in several languages) and the best tool cosine's margin over that, the best
    example similarity, the similarity to labelled none-exemplars, the lexical none evidence
    (weighted apart for messages that are not English, where missing word overlap says little) and
-   its "an assistant answers this itself" cue words ("joke", "poem") on their own.
+   its "an assistant answers this itself" cue words ("joke", "poem") on their own, and the fitted
+   head's none score over its best offered tool's.
    Text shaped like a prompt injection, in any language, adds fixed none evidence.
 3. P(none) = sigmoid(none score); P(tool) = (1 - P(none)) * softmax(tool scores). Both steps were
-   fitted by maximum likelihood (benchmarks/fit_semantic.py) on MetaTool dev and three catalogs
+   fitted by maximum likelihood (benchmarks/fit_semantic.py --write, into fitted-model.json) on
+   MetaTool dev and three catalogs
    with cases written blind for the purpose, so the distribution is calibrated there;
    [semantic] temperature and none_bias adjust it for other catalogs.
 """
@@ -32,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import threading
 import time
 from dataclasses import dataclass
 from itertools import islice
@@ -57,30 +62,20 @@ from ..hybrid import (
 from ..injection import injection_shaped
 from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
+from .fitted import FittedHead, fitted_constants, head_settings
 from .local import LocalBackend, load_exemplars, normalise_message
 
-MODEL_NAME = "semantic-e5-hybrid-4"
+MODEL_NAME = "semantic-e5-fitted-5"  # -5: the fitted head (issue 12); thresholds calibrated for -4 are flagged
 
-# -- fitted constants (benchmarks/fit_semantic.py: MetaTool dev fitting half + the three catalogs
-# and case sets written blind for it, benchmarks/data/*desk*.toml) -------------------------------
-RETRIEVAL_WEIGHTS = RetrievalWeights(cos=3.55, example=1.53, bm25=1.64, log_bm25=0.78)
-# which tool: cosine, example, BM25 share, local evidence, action agrees, action conflicts, keyword phrase
-TOOL_WEIGHTS = (2.695, 2.04, 1.59, 0.892, 0.061, -1.913, 0.433)
+# -- fitted constants: written by benchmarks/fit_semantic.py --write into fitted-model.json (fitted
+# on MetaTool dev's fitting half + the catalogs and case sets written blind for it, benchmarks/data/)
+_FITTED = fitted_constants()
+RETRIEVAL_WEIGHTS = RetrievalWeights(**_FITTED["retrieval_weights"])
+# which tool: cosine, example, BM25 share, local evidence, action agrees, action conflicts, keyword
+# phrase, the fitted head's score
+TOOL_WEIGHTS = tuple(float(w) for w in _FITTED["tool_weights"])
 # whether none: log-odds weights
-NONE_WEIGHTS = {
-    "bias": -1.262,
-    "english": 1.189,
-    "pooled": -0.609,
-    "cos_margin": -0.333,
-    "example": -0.239,
-    "local_none_en": 1.334,
-    "local_tool_en": -0.309,
-    "local_none_other": 1.25,
-    "local_tool_other": -0.19,
-    "none_exemplar": 0.696,
-    "none_bank": 0.995,
-    "llm_cue": 0.835,
-}
+NONE_WEIGHTS = {k: float(v) for k, v in _FITTED["none_weights"].items()}
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_PHRASE_WEIGHT = 4.0  # none log-odds when the local backend's injection patterns match
 SUGGEST_MIN_COSINE = 0.87  # an exemplar this close suggests its label as a candidate
@@ -113,8 +108,8 @@ class Observation:
     """The evidence for one message over the offered options (what the fit script learns from)."""
 
     tools: list[str]  # offered tool ids, in option order (the none option excluded)
-    # (len(tools), 7): cosine, example, BM25 share, local evidence, action agrees, action conflicts,
-    # keyword phrase
+    # (len(tools), 8): cosine, example, BM25 share, local evidence, action agrees, action conflicts,
+    # keyword phrase, fitted head score
     tool_features: np.ndarray
     english: float
     cos_max: float  # best raw cosine over the offered tools
@@ -123,6 +118,7 @@ class Observation:
     local_none: float  # the local backend's none evidence
     injection_phrase: bool = False  # the local backend's injection patterns match
     llm_cues: int = 0  # "an assistant answers this itself" cue words the catalog does not use (max 2)
+    head_none: float = 0.0  # the fitted head's none score minus its best offered tool score
 
     def none_features(self, pooled: float) -> dict[str, float]:
         en = self.english
@@ -141,12 +137,13 @@ class Observation:
             "none_exemplar": float(example_feature(self.none_exemplar)),
             "none_bank": float(example_feature(self.none_prototype)),
             "llm_cue": float(self.llm_cues),
+            "head_none": self.head_none,
         }
 
 
 def none_log_odds(obs: Observation, pooled: float, weights: dict[str, float], none_bias: float = 0.0) -> float:
     features = obs.none_features(pooled)
-    score = sum(weights[k] * features[k] for k in weights) + none_bias
+    score = sum(weights[k] * features.get(k, 0.0) for k in weights) + none_bias
     score += INJECTION_PHRASE_WEIGHT * obs.injection_phrase
     return max(-LOGIT_CAP, min(LOGIT_CAP, score))
 
@@ -201,12 +198,15 @@ class SemanticBackend(DecisionBackend):
         self.hybrid = HybridRetriever(self.bm25, self.index, self.embedder, RETRIEVAL_WEIGHTS)
         self.lexical = LocalBackend(catalog, retriever=self.bm25)
         self._prototypes = self._embed_fixed("none-prototypes", NONE_PROTOTYPES) if NONE_PROTOTYPES else None
+        self.head = self._fit_head()
         # labelled exemplars: embedded in batches when first needed (an eval adds thousands)
         self._labels: list[str] = []
         self._keys: list[str] = []
         self._texts: list[str] = []
         self._vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
         self._pending: list[tuple[str, str]] = []
+        # the console teaches labels from its UI thread while a worker may be routing
+        self._learning = threading.RLock()
         for label, message in exemplars or []:
             self.add_exemplar(label, message)
         self._flush()
@@ -236,12 +236,31 @@ class SemanticBackend(DecisionBackend):
     # -- learning from labelled turns ---------------------------------------------------------
     def add_exemplar(self, label: str, message: str) -> None:
         if (label in self.catalog or label == self.catalog.none_option) and message.strip():
-            self._pending.append((label, message))
-            self.lexical.add_exemplar(label, message)
+            with self._learning:
+                self._pending.append((label, message))
+                self.lexical.add_exemplar(label, message)
+
+    def forget_exemplar(self, label: str, message: str) -> None:
+        """Forget a labelled turn (a label corrected or cleared in the console)."""
+        key = normalise_message(message)
+        with self._learning:
+            self._pending = [(lb, m) for lb, m in self._pending if not (lb == label and normalise_message(m) == key)]
+            keep = [i for i, (lb, k) in enumerate(zip(self._labels, self._keys, strict=True)) if not (lb == label and k == key)]
+            if len(keep) != len(self._labels):
+                self._labels = [self._labels[i] for i in keep]
+                self._keys = [self._keys[i] for i in keep]
+                self._texts = [self._texts[i] for i in keep]
+                self._vectors = self._vectors[keep]
+            self.head.remove_label(label, key)
+            self.lexical.forget_exemplar(label, message)
 
     def _flush(self) -> None:
         if not self._pending:
             return
+        with self._learning:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
         pending, self._pending = self._pending, []
         texts = [self.embedder.cut(m) for _, m in pending]
         digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
@@ -251,8 +270,27 @@ class SemanticBackend(DecisionBackend):
         self.embedder.remember(QUERY, texts, vectors)
         self._labels.extend(label for label, _ in pending)
         self._keys.extend(normalise_message(m) for _, m in pending)
+        for (label, message), vector in zip(pending, vectors, strict=True):
+            self.head.add_label(label, normalise_message(message), vector)
         self._texts.extend(texts)
         self._vectors = np.concatenate([self._vectors, vectors])
+
+    def _fit_head(self) -> FittedHead:
+        """The head's prior from the catalog's own texts (vectors retrieval already has: nothing more
+        is embedded) and, for the none option, the shipped bank of requests an assistant answers itself."""
+        settings = head_settings()
+        none_option = self.catalog.none_option
+        head = FittedHead(self.catalog.option_ids, self.embedder.dim, settings)
+        tools = self.index.tools
+        points: list[tuple[str, np.ndarray, float]] = [(t.id, v, 1.0) for t, v in zip(tools, self.index.passages, strict=True)]
+        points += [(tools[o].id, v, 1.0) for o, v in zip(self.index.example_owner.tolist(), self.index.examples, strict=True)]
+        points += [
+            (tools[o].id, v, settings.phrase_weight)
+            for o, v in zip(self.index.phrase_owner.tolist(), self.index.phrases, strict=True)
+        ]
+        points += [(none_option, v, 1.0) for v in self._prototypes]
+        head.fit_prior(points, {none_option: settings.none_weight})
+        return head
 
     def _embed_fixed(self, family: str, texts: tuple[str, ...]) -> np.ndarray:
         digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
@@ -306,6 +344,9 @@ class SemanticBackend(DecisionBackend):
     def observe(self, message: str, options: list[str], holdout: str | None = None) -> Observation:
         signals: QuerySignals = self.hybrid.signals(message)
         vector = signals.vector
+        self._flush()
+        head = self.head.scores(vector, normalise_message(holdout) if holdout else None)
+        head_at = self.head.position
         position = {t.id: i for i, t in enumerate(self.index.tools)}
         none_option = self.catalog.none_option
         tools = [o for o in options if o != none_option]
@@ -330,10 +371,14 @@ class SemanticBackend(DecisionBackend):
                 agree,
                 conflict,
                 example_feature(phrase),
+                float(head[head_at[option]]) if option in head_at else 0.0,
             )
             rows.append(tuple(float(f) for f in features))
             cos_max = max(cos_max, cos)
+        head_tools = [head[head_at[o]] for o in tools if o in head_at]
+        head_none = float(head[head_at[none_option]] - max(head_tools)) if head_tools and none_option in head_at else 0.0
         return Observation(
+            head_none=head_none,
             tools=tools,
             tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), len(TOOL_WEIGHTS)),
             english=english_share(message),

@@ -1,0 +1,65 @@
+"""Refit time of the fitted head after one new label, at 2,000 labels (issue 12, item 7).
+
+    nice python benchmarks/bench_refit.py [--metatool ../shared/data/metatool] [--labels 2000] [--repeats 20]
+
+The semantic backend on the MetaTool catalog (199 tools + none = 200 classes) is taught --labels
+labelled turns (the MetaTool dev cases, cycled), then, --repeats times: one more label is added and
+a message is routed. Reported (medians): the whole step (embed the new label, rank-one update, the
+(d+1) x (d+1) solve, score) and the head's solve alone. Nothing here is fitted; the figures depend on
+the machine (2 shared cores here): quote them with the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tui_router.catalog import load_catalog  # noqa: E402
+from tui_router.config import RetrievalConfig  # noqa: E402
+from tui_router.decide.base import Question  # noqa: E402
+from tui_router.decide.semantic import SemanticBackend  # noqa: E402
+from tui_router.session import load_session  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--metatool", default=str(ROOT.parent.parent / "shared" / "data" / "metatool"))
+    parser.add_argument("--labels", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+    folder = Path(args.metatool)
+    if not folder.is_dir():
+        folder = Path("/work/shared/data/metatool")
+    catalog = load_catalog(folder / "catalog.toml")
+    turns = [t for t in load_session(folder / "cases-dev.toml").turns if t.label]
+    backend = SemanticBackend(catalog, exemplars=[], retrieval=RetrievalConfig())
+    for i in range(args.labels):
+        turn = turns[i % len(turns)]
+        backend.add_exemplar(turn.label, turn.message if i < len(turns) else f"{turn.message} ({i})")
+    options = [*catalog.option_ids[:20], catalog.none_option]
+    backend.decide(Question(message=turns[0].message, options={o: "" for o in options}, none_option=catalog.none_option))
+    step, solve = [], []
+    for r in range(args.repeats):
+        turn = turns[(r * 37) % len(turns)]
+        started = time.perf_counter()
+        backend.add_exemplar(turn.label, f"{turn.message} [new label {r}]")
+        backend.decide(Question(message=turn.message, options={o: "" for o in options}, none_option=catalog.none_option))
+        step.append((time.perf_counter() - started) * 1000)
+        backend.head._weights = None  # time the solve on its own
+        started = time.perf_counter()
+        backend.head._solve()
+        solve.append((time.perf_counter() - started) * 1000)
+    print(f"labels: {backend.head.labels}; classes: {len(backend.head.classes)}; dim: {backend.head.dim}")
+    print(f"new label + route one turn: median {statistics.median(step):.1f} ms (max {max(step):.1f})")
+    print(f"head solve alone: median {statistics.median(solve):.1f} ms (max {max(solve):.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
