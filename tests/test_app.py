@@ -83,8 +83,12 @@ async def test_high_medium_approved_medium_declined_low(tmp_path: Path) -> None:
         await settle(app, pilot)
         assert app.session.turns[2].decision.outcome == "declined"
 
-        # low: below medium, the turn waits for the fallback
-        assert app.set_thresholds(*thresholds_for("low", conf_reminder))
+        # low: below medium, the turn waits for the fallback. The approved confirm above labelled
+        # turn 2 (an approval is a label) and the backend learnt it, so the same message now comes
+        # back more confident: the threshold is set from the confidence with that label taught.
+        taught = app.router.route(REMINDER).confidence
+        assert taught > conf_reminder
+        assert app.set_thresholds(*thresholds_for("low", taught))
         await submit(app, pilot, REMINDER)
         low = app.session.turns[3].decision
         assert (low.band, low.action, low.outcome) == ("low", "fallback", "pending")
@@ -131,7 +135,9 @@ async def test_choose_another_reroutes_and_escape_decides_later(tmp_path: Path) 
         assert saved(app)["turns"][0]["decision"]["rerouted_to"] == "list_events"
         assert row_cells(app, 0)["choice"] == "list_events"
 
-        # escape: the turn stays pending; Enter on its row reopens the dialog
+        # escape: the turn stays pending; Enter on its row reopens the dialog. The re-route was a
+        # label the backend learnt, so the same message is routed with it: medium from that confidence.
+        app.set_thresholds(*thresholds_for("medium", app.router.route(REMINDER).confidence))
         await submit(app, pilot, REMINDER)
         assert isinstance(app.screen, ConfirmTurnModal)
         await pilot.press("escape")
