@@ -68,11 +68,25 @@ TARGETS = (
         ("tests/test_session.py",),
     ),
     Target(
+        "storage",
+        "session file locking: one writer, exclusive create, no write over a file changed on disk",
+        ("tui_router/storage.py",),
+        ("tui_router.storage.*",),
+        ("tests/test_storage.py",),
+    ),
+    Target(
         "fallback",
-        "fallback limits: timeout, output cap, env cap, kill on cancel, errors",
+        "the fallback run: message on stdin and in the env (capped), secrets withheld, errors",
         ("tui_router/fallback.py",),
         ("tui_router.fallback.*",),
         ("tests/test_fallback.py",),
+    ),
+    Target(
+        "command",
+        "subprocess limits (command.py): timeout, output cap, process group killed, env without secrets",
+        ("tui_router/command.py",),
+        ("tui_router.command.*",),
+        ("tests/test_command.py", "tests/test_fallback.py"),
     ),
 )
 

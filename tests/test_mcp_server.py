@@ -21,6 +21,7 @@ from pathlib import Path
 import anyio
 import pytest
 from app_harness import AGENDA, REMINDER, make_config
+from lock_probe import claim_elsewhere
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, Implementation
@@ -154,20 +155,6 @@ def test_a_failed_write_keeps_the_turns_for_the_next_one(tmp_path: Path) -> None
     folder.unlink()
     assert writer.write_pending() == 1
     assert [t.message for t in load_session(path).turns] == ["kept"]
-
-
-PROBE = (
-    "import sys\n"
-    "from tui_router.storage import SessionBusy, claim_session_file\n"
-    "try:\n    claim_session_file(sys.argv[1])\nexcept SessionBusy as exc:\n    print(exc)\nelse:\n    print('free')\n"
-)
-
-
-def claim_elsewhere(path: Path) -> str:
-    """What another process is told when it claims the file for writing: 'free' or the refusal."""
-    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_the_writer_holds_each_live_file_until_its_last_turn_is_written(tmp_path: Path) -> None:

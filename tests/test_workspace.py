@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from lock_probe import held_elsewhere
 
 from tui_router.errors import UserError
 from tui_router.session import FallbackRecord, TurnDecision, dumps_session, load_session
@@ -158,20 +159,6 @@ def test_accept_choice(tmp_path: Path) -> None:
 
 
 # -- one writer per file (issue 14 item 2, storage.py), as the workspace uses it ----------------------
-
-PROBE = (
-    "import sys\n"
-    "from tui_router.storage import SessionBusy, claim_session_file\n"
-    "try:\n    claim_session_file(sys.argv[1])\nexcept SessionBusy:\n    print('busy')\nelse:\n    print('free')\n"
-)
-
-
-def held_elsewhere(path: Path) -> bool:
-    """Whether another process is refused the file's lock (that is, this one holds it)."""
-    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip() == "busy"
-
 
 def test_the_workspace_holds_its_file_and_lets_go_on_save_as_and_switch(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
