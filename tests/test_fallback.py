@@ -34,6 +34,15 @@ async def test_message_goes_to_stdin_and_env() -> None:
     assert record.command[-1].endswith("upper.py")
 
 
+async def test_progress_gets_the_output_so_far() -> None:
+    """The console streams the fallback's output through `progress` (issue 13): it must reach the runner."""
+    seen: list[str] = []
+    result = await run_fallback("hello", cmd("upper.py"), progress=seen.append)
+    assert result.output == "LLM: HELLO\nenv chars: 5\n"
+    assert seen and seen[-1] == result.output
+    assert all(result.output.startswith(part) for part in seen)
+
+
 async def test_failing_command_keeps_output_and_says_why() -> None:
     result = await run_fallback("hello", cmd("fail.py"))
     assert not result.ok
