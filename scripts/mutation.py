@@ -58,14 +58,18 @@ TARGETS = (
     ),
     Target(
         "session",
-        "session writing: atomic write, save, never overwrite a taken name",
-        ("tui_router/session.py",),
+        "session writing: atomic write, save, never overwrite a taken name; the console's file (workspace.py)",
+        ("tui_router/session.py", "tui_router/workspace.py"),
         (
             "tui_router.session.x_atomic_write_text__mutmut_*",
             "tui_router.session.x_save_session__mutmut_*",
             "tui_router.session.x_unused_path__mutmut_*",
+            *(
+                f"tui_router.workspace.xǁWorkspaceǁ{method}__mutmut_*"
+                for method in ("_changed", "_turn_toml", "ensure_path", "snapshot", "write", "save_now", "save_as_target", "save_as")
+            ),
         ),
-        ("tests/test_session.py",),
+        ("tests/test_session.py", "tests/test_workspace.py"),
     ),
     Target(
         "storage",
