@@ -13,7 +13,7 @@ killed (the mutant made a test hang past 15x its normal time); a mutant no selec
 ("no tests") counts as survived. Survivors are printed as diffs: each one is listed in
 docs/testing.md with why it is harmless or which test now kills it.
 
-Not part of .ci/run: about 10 minutes on the shared 2-core machine (docs/testing.md has the result).
+Not part of .ci/run: about 35 minutes on the shared 2-core machine (docs/testing.md has the result).
 """
 
 from __future__ import annotations

@@ -4,13 +4,12 @@ share: real subprocesses, no mocks."""
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from test_fallback import _background_pid, _ended, _written
+from test_fallback import _background_pid, _end_pidfile, _ended, _written
 
 from tui_router.command import EXIT_GRACE, CommandRun, child_env, run_command
 
@@ -216,9 +215,4 @@ async def test_a_grandchild_in_its_own_session_holding_the_pipes_does_not_hold_t
         assert run.timed_out and run.output == "started\n"
         assert time.monotonic() - started < 10
     finally:
-        if pidfile.exists():
-            try:
-                os.kill(int(pidfile.read_text()), 9)
-            except ProcessLookupError:
-                pass
-        await asyncio.sleep(0.3)
+        await _end_pidfile(pidfile)

@@ -163,6 +163,16 @@ def _background_pid(pidfile: Path) -> int:
     return int(pidfile.read_text().split()[0])
 
 
+async def _end_pidfile(pidfile: Path) -> None:
+    """Kill the process whose pid the command wrote (one the runner could not reach), then let its pipes close."""
+    if pidfile.exists():
+        try:
+            os.kill(int(pidfile.read_text()), 9)
+        except ProcessLookupError:
+            pass
+    await asyncio.sleep(0.3)  # while this test's event loop still runs
+
+
 async def _written(pidfile: Path) -> None:
     """Until the command has written its background child's pid (at most 5 s)."""
     for _ in range(250):
@@ -269,12 +279,7 @@ async def test_a_grandchild_holding_the_pipes_does_not_hold_the_turn(tmp_path: P
         assert result.error == "fallback command timed out after 1 s and was stopped"
         assert elapsed < 5.0, elapsed  # timeout + at most a second for the pipes + a loaded machine
     finally:
-        if pidfile.exists():
-            try:
-                os.kill(int(pidfile.read_text()), 9)
-            except ProcessLookupError:
-                pass
-        await asyncio.sleep(0.3)  # let the pipes close while this test's event loop still runs
+        await _end_pidfile(pidfile)
 
 
 async def test_the_command_runs_in_the_given_folder_and_records_when(tmp_path: Path) -> None:
