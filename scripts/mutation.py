@@ -13,7 +13,7 @@ killed (the mutant made a test hang past 15x its normal time); a mutant no selec
 ("no tests") counts as survived. Survivors are printed as diffs: each one is listed in
 docs/testing.md with why it is harmless or which test now kills it.
 
-Not part of .ci/run: about 10 minutes on the shared 2-core machine (docs/testing.md has the result).
+Not part of .ci/run: about 35 minutes on the shared 2-core machine (docs/testing.md has the result).
 """
 
 from __future__ import annotations
@@ -58,21 +58,39 @@ TARGETS = (
     ),
     Target(
         "session",
-        "session writing: atomic write, save, never overwrite a taken name",
-        ("tui_router/session.py",),
+        "session writing: atomic write, save, never overwrite a taken name; the console's file (workspace.py)",
+        ("tui_router/session.py", "tui_router/workspace.py"),
         (
             "tui_router.session.x_atomic_write_text__mutmut_*",
             "tui_router.session.x_save_session__mutmut_*",
             "tui_router.session.x_unused_path__mutmut_*",
+            *(
+                f"tui_router.workspace.xǁWorkspaceǁ{method}__mutmut_*"
+                for method in ("_changed", "_turn_toml", "ensure_path", "snapshot", "write", "save_now", "save_as_target", "save_as")
+            ),
         ),
-        ("tests/test_session.py",),
+        ("tests/test_session.py", "tests/test_workspace.py"),
+    ),
+    Target(
+        "storage",
+        "session file locking: one writer, exclusive create, no write over a file changed on disk",
+        ("tui_router/storage.py",),
+        ("tui_router.storage.*",),
+        ("tests/test_storage.py",),
     ),
     Target(
         "fallback",
-        "fallback limits: timeout, output cap, env cap, kill on cancel, errors",
+        "the fallback run: message on stdin and in the env (capped), secrets withheld, errors",
         ("tui_router/fallback.py",),
         ("tui_router.fallback.*",),
         ("tests/test_fallback.py",),
+    ),
+    Target(
+        "command",
+        "subprocess limits (command.py): timeout, output cap, process group killed, env without secrets",
+        ("tui_router/command.py",),
+        ("tui_router.command.*",),
+        ("tests/test_command.py", "tests/test_fallback.py"),
     ),
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import sys
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -160,3 +161,24 @@ def screen_text(app: RouterConsole) -> str:
 
 def notifications(app: RouterConsole) -> list[str]:
     return [n.message for n in app._notifications]
+
+
+def saved(app: RouterConsole) -> dict:
+    """The session file as written on disk."""
+    assert app.session.path is not None
+    return tomllib.loads(Path(app.session.path).read_text(encoding="utf-8"))
+
+
+async def run_palette(app: RouterConsole, pilot, title: str) -> None:
+    """Open the command palette, search `title` and run it (the palette searches in the background)."""
+    from textual.widgets import Input
+
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    app.screen.query_one(Input).value = title
+    for _ in range(60):
+        await pilot.pause(0.05)
+        if title in screen_text(app).split(title, 1)[-1]:
+            break
+    await pilot.press("enter")
+    await pilot.pause()

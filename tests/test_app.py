@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from app_harness import (
@@ -14,25 +13,20 @@ from app_harness import (
     make_app,
     make_config,
     notifications,
+    run_palette,
+    saved,
     screen_text,
     settle,
     submit,
     thresholds_for,
 )
 from textual import events
-from textual.widgets import Input
 
 from tui_router.app.messages import DecisionReady, LabelChanged, OutcomeRecorded, TurnSubmitted
 from tui_router.app.screens.confirm import ConfirmTurnModal
 from tui_router.app.screens.picker import OptionPicker
 from tui_router.app.widgets.decision_log import DecisionLog
 from tui_router.session import dumps_session, load_session
-
-
-def saved(app) -> dict:
-    """The session file as written on disk."""
-    assert app.session.path is not None
-    return tomllib.loads(Path(app.session.path).read_text(encoding="utf-8"))
 
 
 def row_cells(app, index: int) -> dict[str, str]:
@@ -414,15 +408,7 @@ async def test_help_palette_and_save_as(tmp_path: Path) -> None:
 
         app.set_thresholds(1.0, 1.0)
         await submit(app, pilot, AGENDA)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        app.screen.query_one(Input).value = "session: save as"
-        for _ in range(50):  # the palette searches in the background
-            await pilot.pause(0.05)
-            if "session: save as" in screen_text(app).split("session: save as", 1)[-1]:
-                break
-        await pilot.press("enter")
-        await pilot.pause()
+        await run_palette(app, pilot, "session: save as")
         assert type(app.screen).__name__ == "PromptModal"
         prompt = app.screen.query_one("#prompt-input")
         prompt.value = "monday-triage"

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 
-from app_harness import COMMANDS, confidence_of, make_app, notifications, screen_text, settle, submit, thresholds_for
+from app_harness import (
+    COMMANDS,
+    confidence_of,
+    make_app,
+    notifications,
+    saved,
+    screen_text,
+    settle,
+    submit,
+    thresholds_for,
+)
 
 from tui_router.app.screens.confirm import ConfirmTurnModal
 from tui_router.app.screens.prompt import PromptModal
@@ -53,10 +62,6 @@ def make_config(folder: Path, **sections):
     catalog.write_text(CATALOG, encoding="utf-8")
     data = {"catalog": str(catalog), "backend": "local", "sessions_dir": str(folder / "sessions"), **sections}
     return config_from_dict(data, folder / "tui-router.toml")
-
-
-def saved(app) -> dict:
-    return tomllib.loads(Path(app.session.path).read_text(encoding="utf-8"))
 
 
 async def test_high_band_shows_arguments_and_invalid_ones_open_the_confirm_dialog(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_fallback import _background_pid, _ended, _written
+from test_fallback import _background_pid, _end_pidfile, _ended, _written
 
 from tui_router.command import EXIT_GRACE, CommandRun, child_env, run_command
 
@@ -120,8 +120,10 @@ def test_child_env_drops_named_secrets_and_optionally_credential_like_names(monk
     named_only = child_env(["RUNNER_NAMED"])
     assert "RUNNER_NAMED" not in named_only
     assert named_only["OPENAI_API_KEY"] == "sk-not-real" and named_only["RUNNER_PLAIN"] == "visible"
+    for name in ("DEPLOY_KEY", "DB_PASSWD", "GCP_CREDENTIALS_FILE"):  # the words beyond the header list
+        monkeypatch.setenv(name, "x")
     strict = child_env(["RUNNER_NAMED"], drop_credential_like=True)
-    assert not {"RUNNER_NAMED", "OPENAI_API_KEY", "MY_SERVICE_TOKEN"} & set(strict)
+    assert not {"RUNNER_NAMED", "OPENAI_API_KEY", "MY_SERVICE_TOKEN", "DEPLOY_KEY", "DB_PASSWD", "GCP_CREDENTIALS_FILE"} & set(strict)
     assert strict["RUNNER_PLAIN"] == "visible"
     assert child_env()["RUNNER_NAMED"] == "a"
 
@@ -169,3 +171,48 @@ async def test_arguments_command_done_at_its_exit_despite_a_background_child(tmp
     assert result.error == "" and result.valid and result.values == {"to": "a@b.io"}
     assert time.monotonic() - started < 10
     assert _ended(_background_pid(pidfile))
+
+
+async def test_duration_is_in_milliseconds() -> None:
+    run = await run_command([PY, "-c", "import time; time.sleep(0.3)"], b"", timeout=20, output_cap=10)
+    assert run.exit_code == 0 and run.duration_ms >= 300
+
+
+async def test_progress_gets_the_decoded_output_so_far_until_the_cap() -> None:
+    seen: list[str] = []
+    write = "import sys, time; sys.stdout.buffer.write(b'ok \\xff'); sys.stdout.flush(); time.sleep(0.2); print(' more')"
+    run = await run_command([PY, "-c", write], b"", timeout=20, output_cap=1000, progress=seen.append)
+    assert run.output == "ok \ufffd more\n"
+    assert seen[0] == "ok \ufffd" and seen[-1] == run.output
+    flood: list[str] = []
+    many = "import sys, time\nfor _ in range(20):\n    sys.stdout.write('x' * 600); sys.stdout.flush(); time.sleep(0.01)"
+    capped = await run_command([PY, "-c", many], b"", timeout=20, output_cap=1000, progress=flood.append)
+    assert capped.output == "x" * 1000 and capped.output_truncated
+    assert flood[-1] == "x" * 1000
+    assert len(flood) == len(set(flood))  # nothing more once the cap is reached
+
+
+async def test_output_of_a_background_child_within_the_exit_grace_is_kept() -> None:
+    # The command exits at once; a child it started writes 0.1 s later and exits (well within EXIT_GRACE).
+    late = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(0.1); print(\"late\")']); print('early', flush=True)"
+    run = await run_command([PY, "-c", late], b"", timeout=30, output_cap=1000)
+    assert run.exit_code == 0 and run.output == "early\nlate\n"
+
+
+async def test_a_grandchild_in_its_own_session_holding_the_pipes_does_not_hold_the_run(tmp_path: Path) -> None:
+    # It escaped the command's process group, so the kill misses it and the pipes stay open:
+    # the runner gives them a moment and returns anyway.
+    pidfile = tmp_path / "escaped"
+    code = (
+        "import subprocess, sys, time;"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'], start_new_session=True);"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid));"
+        "print('started', flush=True); time.sleep(30)"
+    )
+    started = time.monotonic()
+    try:
+        run = await run_command([PY, "-c", code], b"", timeout=1.0, output_cap=1000)
+        assert run.timed_out and run.output == "started\n"
+        assert time.monotonic() - started < 10
+    finally:
+        await _end_pidfile(pidfile)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from app_harness import (
@@ -12,6 +11,8 @@ from app_harness import (
     make_app,
     make_config,
     notifications,
+    run_palette,
+    saved,
     screen_text,
     settle,
     submit,
@@ -23,23 +24,6 @@ from textual.widgets import Input
 from tui_router.app.app import RouterConsole
 from tui_router.app.widgets.message_input import MessageInput
 from tui_router.session import load_session
-
-
-def saved(app) -> dict:
-    return tomllib.loads(Path(app.session.path).read_text(encoding="utf-8"))
-
-
-async def run_palette(app, pilot, title: str) -> None:
-    """Open the command palette, search `title` and run it (the palette searches in the background)."""
-    await pilot.press("ctrl+p")
-    await pilot.pause()
-    app.screen.query_one(Input).value = title
-    for _ in range(60):
-        await pilot.pause(0.05)
-        if title in screen_text(app).split(title, 1)[-1]:
-            break
-    await pilot.press("enter")
-    await pilot.pause()
 
 
 # 1 -----------------------------------------------------------------------------------------

@@ -34,6 +34,15 @@ async def test_message_goes_to_stdin_and_env() -> None:
     assert record.command[-1].endswith("upper.py")
 
 
+async def test_progress_gets_the_output_so_far() -> None:
+    """The console streams the fallback's output through `progress` (issue 13): it must reach the runner."""
+    seen: list[str] = []
+    result = await run_fallback("hello", cmd("upper.py"), progress=seen.append)
+    assert result.output == "LLM: HELLO\nenv chars: 5\n"
+    assert seen and seen[-1] == result.output
+    assert all(result.output.startswith(part) for part in seen)
+
+
 async def test_failing_command_keeps_output_and_says_why() -> None:
     result = await run_fallback("hello", cmd("fail.py"))
     assert not result.ok
@@ -154,6 +163,16 @@ def _background_pid(pidfile: Path) -> int:
     return int(pidfile.read_text().split()[0])
 
 
+async def _end_pidfile(pidfile: Path) -> None:
+    """Kill the process whose pid the command wrote (one the runner could not reach), then let its pipes close."""
+    if pidfile.exists():
+        try:
+            os.kill(int(pidfile.read_text()), 9)
+        except ProcessLookupError:
+            pass
+    await asyncio.sleep(0.3)  # while this test's event loop still runs
+
+
 async def _written(pidfile: Path) -> None:
     """Until the command has written its background child's pid (at most 5 s)."""
     for _ in range(250):
@@ -260,12 +279,7 @@ async def test_a_grandchild_holding_the_pipes_does_not_hold_the_turn(tmp_path: P
         assert result.error == "fallback command timed out after 1 s and was stopped"
         assert elapsed < 5.0, elapsed  # timeout + at most a second for the pipes + a loaded machine
     finally:
-        if pidfile.exists():
-            try:
-                os.kill(int(pidfile.read_text()), 9)
-            except ProcessLookupError:
-                pass
-        await asyncio.sleep(0.3)  # let the pipes close while this test's event loop still runs
+        await _end_pidfile(pidfile)
 
 
 async def test_the_command_runs_in_the_given_folder_and_records_when(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,11 +21,12 @@ from pathlib import Path
 import anyio
 import pytest
 from app_harness import AGENDA, REMINDER, make_config
+from lock_probe import claim_elsewhere
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, Implementation
 
-from tui_router.live import LiveSessionWriter, reserve_path
+from tui_router.live import LiveSessionWriter
 from tui_router.mcp_server import MAX_TEXT_CHARS, BadArguments, RouteArgs, SearchArgs, parse_arguments
 from tui_router.mcp_server import clean_client_name as clean_name
 from tui_router.route import build_router
@@ -146,8 +148,7 @@ def test_a_failed_write_keeps_the_turns_for_the_next_one(tmp_path: Path) -> None
     writer = LiveSessionWriter(folder, catalog="tiny")
     writer.append(_turn("kept"))
     path = writer.files[0]
-    path.unlink()
-    folder.rmdir()
+    shutil.rmtree(folder)  # the file and its lock sidecar
     folder.write_text("not a folder", encoding="utf-8")  # the write cannot create its temp file
     assert writer.write_pending() == 0
     assert "cannot write the live session" in writer.last_error and writer.has_pending()
@@ -156,10 +157,47 @@ def test_a_failed_write_keeps_the_turns_for_the_next_one(tmp_path: Path) -> None
     assert [t.message for t in load_session(path).turns] == ["kept"]
 
 
-def test_reserve_path_takes_the_next_free_name(tmp_path: Path) -> None:
-    first = reserve_path(tmp_path, "mcp-x")
-    second = reserve_path(tmp_path, "mcp-x")
-    assert (first.name, second.name) == ("mcp-x.toml", "mcp-x-2.toml")
+def test_the_writer_holds_each_live_file_until_its_last_turn_is_written(tmp_path: Path) -> None:
+    writer = LiveSessionWriter(tmp_path, catalog="tiny", max_bytes=700)
+    writer.append(_turn("first"))
+    first = writer.files[0]
+    assert first.name.startswith("mcp-") and first.stat().st_size == 0  # made with O_EXCL, empty until written
+    refusal = claim_elsewhere(first)
+    assert refusal == (
+        f"{first}: a tui-router mcp-serve (pid {os.getpid()}) is writing this live session; "
+        f"follow it read-only with tui-router open --follow {first}, or open a copy of the file"
+    )
+    writer.append(_turn("second"))  # 700 bytes hold one turn: a new file, the old one still has a pending turn
+    second = writer.files[1]
+    assert second != first and claim_elsewhere(first) != "free" and claim_elsewhere(second) != "free"
+    assert writer.write_pending() == 2
+    assert claim_elsewhere(first) == "free"  # rotated away and written: released
+    assert claim_elsewhere(second) != "free"  # the current file stays held
+    writer.close()
+    assert claim_elsewhere(second) == "free"
+    assert [t.message for f in writer.files for t in load_session(f).turns] == ["first", "second"]
+
+
+def test_a_live_file_changed_on_disk_is_not_overwritten_and_its_turns_move_on(tmp_path: Path) -> None:
+    writer = LiveSessionWriter(tmp_path, catalog="tiny")
+    writer.append(_turn("written"))
+    assert writer.write_pending() == 1
+    [path] = writer.files
+    path.write_text("# an editor saved this\n", encoding="utf-8")
+    writer.append(_turn("after the edit"))
+    writer.append(_turn("and another"))
+    assert writer.write_pending() == 0
+    assert path.read_text(encoding="utf-8") == "# an editor saved this\n"
+    moved = writer.files[1]
+    assert writer.last_error == f"{path}: the live file changed on disk, so it was not overwritten; its unwritten turns go to {moved}"
+    assert claim_elsewhere(path) == "free" and claim_elsewhere(moved) != "free"
+    assert writer.write_pending() == 1
+    assert [t.message for t in load_session(moved).turns] == ["after the edit", "and another"]
+    writer.append(_turn("later"))
+    writer.write_pending()
+    assert [t.message for t in load_session(moved).turns] == ["after the edit", "and another", "later"]
+    assert writer.written == 1 + 3 and writer.appended == 4
+    writer.close()
 
 
 # ---------------------------------------------------------------- over stdio
@@ -250,6 +288,75 @@ def test_sigterm_writes_the_pending_turns_and_exits(tmp_path: Path) -> None:
     [turn] = load_session(path).turns
     assert turn.message == REMINDER and turn.tags == ["mcp:route_request", "client:raw ]0;pwned peer"]
     assert f"1 turn(s) in {path}" in proc.stderr.read().decode()
+
+
+class RawServer:
+    """`mcp-serve` over stdio driven with raw JSON-RPC lines (no SDK client, so the process is ours to signal)."""
+
+    def __init__(self, tmp_path: Path, name: str = "raw-peer") -> None:
+        self.proc = subprocess.Popen([*SERVE, *serve_args(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+        self.ids = 0
+        hello = self.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": name, "version": "0"}})
+        assert hello["result"]["serverInfo"]["name"] == "tui-router"
+        self.send("notifications/initialized")
+
+    def send(self, method: str, params: dict | None = None) -> dict | None:
+        obj: dict = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        if not method.startswith("notifications/"):
+            self.ids += 1
+            obj["id"] = self.ids
+        self.proc.stdin.write((json.dumps(obj) + "\n").encode())
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline()) if "id" in obj else None
+
+    def route(self, message: str) -> dict:
+        return self.send("tools/call", {"name": "route_request", "arguments": {"message": message}})["result"]["structuredContent"]
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()  # stdio servers stop when their client goes away
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.stderr.read().decode()
+
+
+def wait_written(path: Path, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.stat().st_size:
+        assert time.monotonic() < deadline, f"{path} was never written"
+        time.sleep(0.05)
+
+
+def test_a_running_server_holds_its_live_file_against_consoles_and_a_second_server(tmp_path: Path) -> None:
+    first = RawServer(tmp_path, "agent-one")
+    second = None
+    try:
+        assert first.route(REMINDER)["choice"] == "create_reminder"
+        [path] = live_files(tmp_path)
+        wait_written(path)
+        refused = _cli("open", str(path), cwd=tmp_path)  # a console asked to write the live file
+        assert refused.returncode == 2
+        assert refused.stderr.strip() == (
+            f"tui-router: {path}: a tui-router mcp-serve (pid {first.proc.pid}) is writing this live session; "
+            f"follow it read-only with tui-router open --follow {path}, or open a copy of the file"
+        )
+        second = RawServer(tmp_path, "agent-two")  # the same folder: it takes the next free name, never this file
+        assert second.route(AGENDA)["choice"] == "list_events"
+        assert first.route("remind me to water the plants")["choice"] == "create_reminder"
+        other = path.with_name(f"{path.stem}-2.toml")
+        assert set(live_files(tmp_path)) == {path, other}
+        wait_written(other)
+        assert f"(pid {second.proc.pid})" in claim_elsewhere(other)
+    finally:
+        err = first.stop()
+        err2 = second.stop() if second else ""
+    assert "Traceback" not in err + err2
+    assert [t.message for t in load_session(path).turns] == [REMINDER, "remind me to water the plants"]
+    assert [t.message for t in load_session(other).turns] == [AGENDA]
+    assert claim_elsewhere(path) == "free" and claim_elsewhere(other) == "free"  # the locks left with the servers
 
 
 # ---------------------------------------------------------------- over streamable HTTP

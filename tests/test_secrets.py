@@ -4,12 +4,11 @@ with user:password@ is refused. Real CLI subprocesses against a key-echoing loop
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_harness import tui_router
 from servers.hostile import HostileServer
 
 from tui_router.catalog import load_catalog
@@ -19,12 +18,6 @@ from tui_router.session import Session, Turn, load_session, new_session, save_se
 
 KEY = "sk-echo-secret-4b7e1d9a0c2f"
 MESSAGE = "Text Jordan that the deploy finished."
-
-
-def tui_router(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "tui-router"
-    argv = [str(script)] if script.is_file() else [sys.executable, "-m", "tui_router.cli"]
-    return subprocess.run([*argv, *args], capture_output=True, text=True, timeout=90, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")

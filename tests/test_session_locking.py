@@ -97,7 +97,7 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
     holder.wait(timeout=30)
     claimed = claim_session_file(path)  # the OS dropped the lock with the process
     try:
-        assert claimed.locked and lock_path_for(path).read_text().strip() == str(os.getpid())
+        assert claimed.locked and lock_path_for(path).read_text() == f"{os.getpid()} console\n"
     finally:
         release_session_file(path)
 

@@ -9,19 +9,10 @@ import time
 
 import pytest
 from servers.hostile import HostileServer
+from test_systemone_loopback import CATALOG, QUESTION
 
-from tui_router.catalog import load_catalog
 from tui_router.config import SystemOneConfig, config_from_dict
-from tui_router.decide.base import Question
 from tui_router.decide.systemone import SystemOneBackend
-
-CATALOG = load_catalog("demo")
-QUESTION = Question(
-    message="Text Jordan that the deploy finished.",
-    options={"send_sms": "Send a text.", "send_email": "Send an email.", "defer_to_llm": "None fits."},
-    none_option="defer_to_llm",
-    retrieved_tools=["send_sms", "send_email"],
-)
 
 
 @pytest.fixture()

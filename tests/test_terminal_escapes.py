@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from app_harness import make_app, make_config, notifications, settle
+from cli_harness import tui_router
 from rich.console import Console
 from servers.hostile import ESCAPES, HostileServer
 
@@ -145,12 +144,6 @@ async def test_console_shows_hostile_catalog_session_and_fallback_text_escaped(t
 
 
 # ---------------------------------------------------------------- the CLI
-
-
-def tui_router(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    script = Path(sys.executable).parent / "tui-router"
-    argv = [str(script)] if script.is_file() else [sys.executable, "-m", "tui_router.cli"]
-    return subprocess.run([*argv, *args], capture_output=True, text=True, timeout=90, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from lock_probe import held_elsewhere
 
 from tui_router.errors import UserError
 from tui_router.session import FallbackRecord, TurnDecision, dumps_session, load_session
@@ -159,20 +160,6 @@ def test_accept_choice(tmp_path: Path) -> None:
 
 # -- one writer per file (issue 14 item 2, storage.py), as the workspace uses it ----------------------
 
-PROBE = (
-    "import sys\n"
-    "from tui_router.storage import SessionBusy, claim_session_file\n"
-    "try:\n    claim_session_file(sys.argv[1])\nexcept SessionBusy:\n    print('busy')\nelse:\n    print('free')\n"
-)
-
-
-def held_elsewhere(path: Path) -> bool:
-    """Whether another process is refused the file's lock (that is, this one holds it)."""
-    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip() == "busy"
-
-
 def test_the_workspace_holds_its_file_and_lets_go_on_save_as_and_switch(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     ws.add_turn("one")
@@ -217,3 +204,99 @@ def test_a_write_over_a_file_changed_on_disk_is_refused(tmp_path: Path) -> None:
         ws.save_now()
     assert ws.path.read_text(encoding="utf-8") == "# edited elsewhere\n"
     assert ws.saved is False  # the turns are still due to be written
+
+
+# -- writing the file (mutation target `session`, scripts/mutation.py) ---------------------------
+
+
+def test_snapshots_read_back_as_dumps_session_and_cache_each_turn(tmp_path: Path) -> None:
+    ws = Workspace(None, tmp_path / "sessions", clock=lambda: NOW, session_id="ws")
+    ws.session.session.catalog = "two\nlines"  # multi-line strings in the head and in a turn
+    first = ws.add_turn("line one\nline two")
+    ws.set_decision(first, confirm_decision())  # a turn with sub-tables
+    ws.add_turn("short")  # a turn with no sub-table
+    snap = ws.snapshot()
+    assert snap.text == dumps_session(ws.session)
+    assert '"""' in snap.text and "[turns.decision]" in snap.text
+    assert [t.message for t in load_session_text(tmp_path, snap.text).turns] == ["line one\nline two", "short"]
+    ws.set_label(1, "send_sms")  # a change through the workspace drops that turn's cached text
+    assert 'label = "send_sms"' in ws.snapshot().text
+    ws.turns[0].label = "send_email"  # a change made elsewhere: the caller names the turn
+    assert 'label = "send_email"' not in ws.snapshot().text  # cached until told
+    assert ws.snapshot(changed=0).text == dumps_session(ws.session)
+
+
+def load_session_text(tmp_path: Path, text: str):
+    path = tmp_path / "read-back.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_session(path)
+
+
+def test_only_a_newer_snapshot_is_written(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    older = ws.snapshot()
+    assert ws.write(older) is True
+    assert ws.write(older) is False  # the same snapshot again: already on disk
+    ws.add_turn("two")
+    newer = ws.snapshot()
+    assert newer.seq == older.seq + 1
+    assert ws.write(newer) is True and ws.saved is True
+    assert [t.message for t in load_session(ws.path).turns] == ["one", "two"]
+    stale = Workspace(None, tmp_path / "other", session_id="x")
+    assert stale.saved is None
+
+
+def test_an_empty_new_session_writes_nothing(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.save_now()
+    assert ws.path is None and not (tmp_path / "sessions").exists()
+
+
+def test_a_sessions_folder_that_is_a_file_still_gives_a_path_and_the_write_says_why(tmp_path: Path) -> None:
+    (tmp_path / "sessions").write_text("", encoding="utf-8")
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    assert ws.ensure_path() == tmp_path / "sessions" / "ws.toml"
+    with pytest.raises(OSError):
+        ws.save_now()
+
+
+def test_save_as_targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    ws = workspace(tmp_path)
+    with pytest.raises(UserError) as info:
+        ws.save_as_target("  ")
+    assert str(info.value) == "Give a name or a path ending in .toml."
+    assert ws.save_as_target("monday") == tmp_path / "sessions" / "monday.toml"  # a bare name: the sessions folder
+    assert ws.save_as_target("sub/monday") == Path("sub/monday.toml")  # a relative path: from here
+    ws.add_turn("one")
+    ws.save_now()
+    assert ws.save_as_target("ws") == ws.path  # its own file is not "another existing file"
+    (tmp_path / "sessions" / "taken.toml").write_text("", encoding="utf-8")
+    with pytest.raises(UserError, match="already exists"):
+        ws.save_as_target("taken")
+
+
+def test_save_as_its_own_name_keeps_the_lock(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    ws.save_now()
+    path = ws.path
+    assert ws.save_as("ws") == path
+    assert held_elsewhere(path)
+
+
+def test_a_save_as_that_fails_to_write_lets_the_new_name_go(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    ws.save_now()
+    old = ws.path
+    # 245 characters: the lock file's name (+6) fits the 255-byte limit, the temp file's (+14) does not
+    name = "n" * (245 - len(".toml"))
+    with pytest.raises(OSError):
+        ws.save_as(name)
+    target = tmp_path / "sessions" / f"{name}.toml"
+    assert ws.path == old and held_elsewhere(old)
+    assert (tmp_path / "sessions" / f".{name}.toml.lock").exists()  # it was claimed for the write...
+    assert not held_elsewhere(target)  # ...and released when the write failed

@@ -1,14 +1,19 @@
 """Live session files: turns that arrive from outside the console (the MCP server), one writer.
 
-`LiveSessionWriter` keeps the current file's turns in memory and writes the whole file with the
-session module's `atomic_write_text` (temp file + fsync + rename), so a reader (the console
-following the file, `eval`, `replay`) never sees half a file. The text is exactly what
-`dumps_session` writes: each turn's TOML is made once and array-of-tables entries concatenate.
+`LiveSessionWriter` keeps the current file's turns in memory and writes the whole file atomically
+(temp file + fsync + rename), so a reader (the console following the file, `eval`, `replay`) never
+sees half a file. The text is exactly what `dumps_session` writes: each turn's TOML is made once
+and array-of-tables entries concatenate.
 
 Appending is in memory and cheap; writing is batched: whatever arrived while the previous write
 ran goes into the next one (group commit), so a burst of calls costs one fsync, not one each.
-A crash can lose only the turns of the write in progress (milliseconds). One process owns each
-file: a new file name is reserved with O_EXCL, so two servers never write the same file.
+A crash can lose only the turns of the write in progress (milliseconds).
+
+One process writes each file, with the session-file lock (storage.py): a new file is made with
+O_EXCL and claimed, and the lock is held until the file's last turn is written (after rotation)
+or the server stops. A second server picks the next free name; a console asked to open the file
+for writing is refused with a sentence (`open --follow` only reads, and takes no lock). A file
+changed on disk by someone else is not overwritten: its unwritten turns move to a new file.
 
 Rotation: a new file when the UTC day changes or when the next turn would take the file past
 `max_bytes`. Files are `<folder>/mcp-YYYY-MM-DD.toml`, then `-2`, `-3`, ... for the same day.
@@ -16,7 +21,6 @@ Rotation: a new file when the UTC day changes or when the next turn would take t
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -25,7 +29,8 @@ from pathlib import Path
 import tomli_w
 
 from .errors import SessionError
-from .session import Session, SessionInfo, Turn, atomic_write_text, session_to_dict
+from .session import Session, SessionInfo, Turn, session_to_dict
+from .storage import SERVER, SessionChangedOnDisk, SessionFile, create_claimed
 
 DEFAULT_MAX_BYTES = 1_000_000  # about 1,500 routed turns; keeps each rewrite around a few ms
 FILE_PREFIX = "mcp"
@@ -41,24 +46,10 @@ def head_toml(info: SessionInfo) -> str:
     return tomli_w.dumps({"session": session_to_dict(Session(session=info))["session"]}, multiline_strings=True)
 
 
-def reserve_path(folder: Path, stem: str) -> Path:
-    """<folder>/<stem>.toml or <stem>-N.toml, created empty with O_EXCL so no other process takes it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    n = 1
-    while True:
-        candidate = folder / (f"{stem}.toml" if n == 1 else f"{stem}-{n}.toml")
-        try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            n += 1
-            continue
-        os.close(fd)
-        return candidate
-
-
 class _LiveFile:
-    def __init__(self, path: Path, info: SessionInfo, day: str) -> None:
-        self.path = path
+    def __init__(self, claimed: SessionFile, info: SessionInfo, day: str) -> None:
+        self.claimed = claimed  # the lock, held until the file's last turn is written
+        self.path = claimed.path
         self.info = info
         self.day = day
         self.head = head_toml(info)
@@ -100,17 +91,37 @@ class LiveSessionWriter:
 
     def _start_file(self, now: datetime) -> _LiveFile:
         day = now.strftime("%Y-%m-%d")
-        path = reserve_path(self.folder, f"{FILE_PREFIX}-{day}")
+        claimed = create_claimed(self.folder, f"{FILE_PREFIX}-{day}", role=SERVER)
         info = SessionInfo(
-            id=path.stem,
+            id=claimed.path.stem,
             catalog=self.catalog,
             created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
             backend=self.backend,
             model=self.model,
         )
-        live = _LiveFile(path, info, day)
+        live = _LiveFile(claimed, info, day)
         self._files.append(live)
         return live
+
+    def _release_if_done(self, live: _LiveFile) -> None:
+        """Drop the lock of a file that gets no more turns (rotated away, all written). Caller holds _lock."""
+        if live is not self.current and live.path not in self._pending:
+            live.claimed.release()
+
+    def _move_unwritten(self, live: _LiveFile) -> _LiveFile:
+        """The file changed on disk: its unwritten turns start a new file. Caller holds _lock."""
+        moved = self._start_file(self.clock().astimezone(UTC))
+        for text in live.turns[live.on_disk :]:
+            moved.turns.append(text)  # a turn's TOML does not depend on its file's header
+            moved.size += len(text.encode()) + 1
+        del live.turns[live.on_disk :]
+        self._pending.pop(live.path, None)
+        if moved.turns:
+            self._pending[moved.path] = moved
+        if self.current is live:
+            self.current = moved
+        self._release_if_done(live)
+        return moved
 
     @property
     def files(self) -> list[Path]:
@@ -132,7 +143,9 @@ class LiveSessionWriter:
             text = turn_toml(live.info, turn)
             size = len(text.encode()) + 1
             if live.day != day or (live.turns and live.size + size > self.max_bytes):
-                live = self.current = self._start_file(now)
+                old, live = live, self._start_file(now)
+                self.current = live
+                self._release_if_done(old)  # else released once its pending turns are written
                 text = turn_toml(live.info, turn)
             live.turns.append(text)
             live.size += size
@@ -150,7 +163,9 @@ class LiveSessionWriter:
         """Write every file with unwritten turns (blocking: call it from a thread). Returns files written.
 
         A failed write (disk full, folder removed) keeps the turns pending for the next attempt and
-        is reported in `last_error`; nothing already on disk is touched.
+        is reported in `last_error`; nothing already on disk is touched. A file that changed on disk
+        (an editor, a tool that ignores the lock) is left as it is and its unwritten turns go to a
+        new file with the next write.
         """
         with self._write_lock:
             with self._lock:  # the texts are made here, not per append: a burst costs one join
@@ -159,16 +174,39 @@ class LiveSessionWriter:
             done = 0
             for live, text, count in jobs:
                 try:
-                    # The one place a live file is written: the session-file lock (issue 14b) wraps this call.
-                    atomic_write_text(live.path, text)
-                except OSError as exc:
-                    self.last_error = f"{live.path}: cannot write the live session ({exc.strerror or exc})"
+                    live.claimed.write(text)  # atomic, under this server's lock, refused if changed on disk
+                except SessionChangedOnDisk:
+                    changed = f"{live.path}: the live file changed on disk, so it was not overwritten"
+                    try:
+                        with self._lock:
+                            moved = self._move_unwritten(live)
+                    except (OSError, SessionError) as exc:
+                        self.last_error = f"{changed}; no new file could be started ({_reason(exc)})"
+                        with self._lock:
+                            self._pending.setdefault(live.path, live)  # the next write tries again
+                        continue
+                    self.last_error = f"{changed}; its unwritten turns go to {moved.path}"
+                    continue
+                except (OSError, SessionError) as exc:
+                    self.last_error = f"{live.path}: cannot write the live session ({_reason(exc)})"
                     with self._lock:
                         self._pending.setdefault(live.path, live)
                     continue
                 live.on_disk = count
                 done += 1
+                with self._lock:
+                    self._release_if_done(live)
             return done
+
+    def close(self) -> None:
+        """Release every file's lock (the server is stopping; call after the last `write_pending`)."""
+        with self._lock:
+            for live in self._files:
+                live.claimed.release()
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
 
 
 def open_live(path: Path) -> Session:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .catalog import NONE_DESCRIPTION
-from .errors import UserError
+from .errors import SessionError, UserError
 from .injection import injection_shaped
 from .live import DEFAULT_MAX_BYTES, LiveSessionWriter
 from .route import MAX_MESSAGE_CHARS
@@ -159,8 +159,9 @@ class ToolSearch:
             turn.decision = decision.to_turn_decision()
         try:
             self.writer.append(turn)
-        except OSError as exc:  # no new file could be started (folder gone, disk full): the agent still gets its answer
-            print(f"tui-router: cannot start a live session file in {self.writer.folder} ({exc.strerror or exc}); this turn is not recorded", file=sys.stderr)
+        except (OSError, SessionError) as exc:  # no new file could be started (folder gone, disk full): the agent still gets its answer
+            reason = exc.strerror or exc if isinstance(exc, OSError) else exc
+            print(f"tui-router: cannot start a live session file in {self.writer.folder} ({reason}); this turn is not recorded", file=sys.stderr)
 
     async def route_request(self, args: RouteArgs, client: str = "unknown") -> dict[str, Any]:
         decision = await self.router.aroute(args.message)
@@ -388,6 +389,7 @@ async def serve(search: ToolSearch, *, http_port: int | None = None, on_ready: C
 def _final_write(writer: LiveSessionWriter) -> None:
     """The last turns before the server stops, and where every turn went."""
     writer.write_pending()
+    writer.close()  # the locks go with the process anyway; in-process callers get them back now
     if writer.last_error:
         print(f"tui-router: {writer.last_error}", file=sys.stderr)
     if writer.files:

@@ -41,6 +41,9 @@ class SessionChangedOnDisk(SessionError):
     """The file is not what this process last read or wrote."""
 
 
+CONSOLE = "console"
+SERVER = "mcp-serve"  # the MCP server writing a live session file (live.py)
+
 Stamp = tuple[int, int, int] | None  # (inode, size, mtime_ns); None: no file
 
 
@@ -66,14 +69,15 @@ class SessionFile:
         self._write_lock = threading.Lock()
 
     @classmethod
-    def claim(cls, path: Path, *, create: bool = False) -> SessionFile:
+    def claim(cls, path: Path, *, create: bool = False, role: str = CONSOLE) -> SessionFile:
         """Lock `path` for writing; `create`: it must not exist yet and is made empty (O_EXCL).
 
+        `role` (CONSOLE or SERVER) is noted in the lock file so a refused process is told who writes.
         Raises SessionBusy when another process holds the lock and FileExistsError (create) when
         the name is taken.
         """
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = _lock(path)
+        fd = _lock(path, role)
         try:
             if create:
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644))
@@ -105,7 +109,7 @@ class SessionFile:
         return self._lock_fd is not None
 
 
-def _lock(path: Path) -> int | None:
+def _lock(path: Path, role: str = CONSOLE) -> int | None:
     if fcntl is None:  # pragma: no cover
         return None
     lock = lock_path_for(path)
@@ -116,25 +120,32 @@ def _lock(path: Path) -> int | None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
-        holder = _holder(fd)
+        holder, held_by = _holder(fd)
         os.close(fd)
         if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            if held_by == SERVER:
+                raise SessionBusy(
+                    f"{path}: a tui-router mcp-serve{holder} is writing this live session; follow it "
+                    f"read-only with tui-router open --follow {path}, or open a copy of the file"
+                ) from None
             raise SessionBusy(
                 f"{path}: another tui-router console{holder} is writing this session; close it first, "
                 "or open a copy of the file"
             ) from None
         raise SessionError(f"{path}: cannot lock the session file ({exc.strerror or exc})") from None
     os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.pwrite(fd, f"{os.getpid()} {role}\n".encode(), 0)
     return fd
 
 
-def _holder(fd: int) -> str:
+def _holder(fd: int) -> tuple[str, str]:
+    """(" (pid N)" or "", the holder's role) from the lock file's "<pid> <role>" line."""
     try:
-        pid = os.pread(fd, 32, 0).decode("ascii").strip()
+        words = os.pread(fd, 64, 0).decode("ascii").split()
     except (OSError, UnicodeDecodeError):
-        return ""
-    return f" (pid {pid})" if pid.isdigit() else ""
+        return "", CONSOLE
+    pid = f" (pid {words[0]})" if words and words[0].isdigit() else ""
+    return pid, SERVER if words[1:] == [SERVER] else CONSOLE
 
 
 # -- the files this process holds, by absolute path -----------------------------------------------
@@ -157,8 +168,12 @@ def claim_session_file(path: str | Path) -> SessionFile:
         return held
 
 
-def create_session_file(folder: Path, stem: str) -> Path:
-    """A new file `<stem>.toml` (or `<stem>-2.toml` ...) made with O_EXCL and claimed; never one in use."""
+def create_claimed(folder: Path, stem: str, role: str = CONSOLE) -> SessionFile:
+    """A new file `<stem>.toml` (or `<stem>-2.toml` ...) made with O_EXCL and claimed; never one in use.
+
+    Raises OSError when the folder cannot be made (it is a file, no permission).
+    """
+    folder.mkdir(parents=True, exist_ok=True)  # here, not in claim: a folder that is a file must not loop
     n = 1
     while True:
         candidate = folder / (f"{stem}.toml" if n == 1 else f"{stem}-{n}.toml")
@@ -166,12 +181,17 @@ def create_session_file(folder: Path, stem: str) -> Path:
         if candidate.exists() or candidate.is_symlink():
             continue
         try:
-            claimed = SessionFile.claim(candidate, create=True)
+            return SessionFile.claim(candidate, create=True, role=role)
         except (SessionBusy, FileExistsError):
-            continue  # another console took this name a moment ago
-        with _held_lock:
-            _held[_key(candidate)] = claimed
-        return candidate
+            continue  # another process took this name a moment ago
+
+
+def create_session_file(folder: Path, stem: str) -> Path:
+    """`create_claimed` for a console: held until `release_session_file`."""
+    claimed = create_claimed(folder, stem)
+    with _held_lock:
+        _held[_key(claimed.path)] = claimed
+    return claimed.path
 
 
 def write_session_text(path: str | Path, text: str) -> None:
