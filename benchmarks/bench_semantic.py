@@ -85,7 +85,8 @@ for i in range(turns):
     s = time.perf_counter(); router.route(m); times.append((time.perf_counter() - s) * 1000)
 store = router.backend.store
 print(json.dumps({"start_s": built, "latency_ms": times, "computed": store.computed, "hits": store.hits,
-                  "backend": router.backend.name, "model": router.backend.model}))
+                  "backend": router.backend.name, "model": router.backend.model,
+                  "workers": router.backend.embedder.workers}))
 """
 
 
@@ -155,7 +156,8 @@ def main() -> int:
     from figures import machine_line, publish
 
     lines = [
-        f"Backend `{rows[0][2]['backend']}` (model `{rows[0][2]['model']}`), one embedding thread, {machine_line()}:",
+        f"Backend `{rows[0][2]['backend']}` (model `{rows[0][2]['model']}`), one engine thread per model, "
+        f"{rows[0][2]['workers']} models embedding a large batch side by side, {machine_line()}:",
         "",
         "| catalog | start, empty cache | start, cached | texts embedded at first start | latency p50 / p95 per turn |",
         "| --- | ---: | ---: | ---: | ---: |",
