@@ -151,3 +151,16 @@ async def test_console_shows_embedding_progress_while_it_loads(tmp_path) -> None
         await settle(again, pilot)
         assert again.router is not None
         assert recorder.of(LoadProgress) == []
+
+
+def test_a_repeated_text_is_embedded_once_with_the_same_vector(serial: Embedder) -> None:
+    seen: list[tuple[int, int]] = []
+    previous = set_progress_hook(lambda done, total: seen.append((done, total)))
+    try:
+        vectors = serial.embed(TEXTS + TEXTS[:40], PASSAGE)  # 40 repeats: one chunk fewer to embed
+    finally:
+        set_progress_hook(previous)
+    assert seen[-1] == (len(TEXTS), len(TEXTS))  # only the distinct texts went through the model
+    assert vectors.shape == (len(TEXTS) + 40, serial.dim)
+    assert np.array_equal(vectors[len(TEXTS) :], vectors[:40])
+    assert np.array_equal(vectors[: len(TEXTS)], serial.embed(TEXTS, PASSAGE))

@@ -129,7 +129,17 @@ class Embedder:
         return text[: self.max_chars]
 
     def embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
-        """L2-normalised float32 rows, one per text, in batches."""
+        """L2-normalised float32 rows, one per text, in batches. A text repeated in `texts` (a
+        keyword phrase many tools share) is embedded once: a text's vector does not depend on the
+        batch it is in, so this changes no vector."""
+        cut = [self.cut(t) or " " for t in texts]
+        unique = list(dict.fromkeys(cut))
+        if len(unique) == len(cut):
+            return self._embed_all(cut, kind)
+        row = {text: i for i, text in enumerate(unique)}
+        return self._embed_all(unique, kind)[[row[text] for text in cut]]
+
+    def _embed_all(self, texts: Sequence[str], kind: str) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         # a first start on a large catalog embeds for minutes: say how far (one batch is quick)
         report = progress_hook() if len(texts) > BATCH else None
