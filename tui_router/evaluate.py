@@ -972,9 +972,7 @@ def evaluate_router(
     taught = teach_local_backend(router, cases) if learn else False
     mode = learning_mode(router, learn, taught, len(cases))
     messages = [c.turn.message for c in [*cases, *declined]]
-    prefetch = getattr(router.backend, "prefetch", None)
-    if prefetch is not None:  # the semantic backend: every message embedded up front, on every core
-        prefetch(messages)
+    router.backend.prefetch(messages)  # the semantic backend: every message embedded up front, on every core
     routed = route_all(router, messages, concurrency)
     decisions, again = routed[: len(cases)], routed[len(cases) :]
     repeats = [d.choice in c.turn.not_this for c, d in zip(cases, decisions, strict=True) if c.turn.not_this]
