@@ -69,6 +69,7 @@ class SemanticConfig(_Section):
     cache_dir: str | None = None  # option embeddings; default $XDG_CACHE_HOME/tui-router/embeddings
     cache: bool = True  # false: embed at every start, keep nothing on disk
     threads: int = Field(1, ge=1, le=64)  # CPU threads for the embedding model
+    workers: int = Field(0, ge=0, le=64)  # models embedding a large batch side by side; 0: one per core
     max_chars: int = Field(2000, ge=100, le=100_000)  # longer messages are embedded from their start
     temperature: float | None = Field(None, gt=0.0)  # >1 flattens the choice between tools
     none_bias: float = Field(0.0, ge=-20.0, le=20.0)  # added to the none log-odds; >0 defers more

