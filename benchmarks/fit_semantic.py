@@ -18,6 +18,8 @@ honest figure for a catalog nobody fitted on. Then the final fit is checked on t
 half, on the demo bench and on tests/data/demo-multilingual.toml; neither of the last two is used
 for fitting.
 
+The default execute threshold is fitted last: the lowest `high` at which wrong executes stay within
+EXECUTE_TARGET of turns on every fitting group (the router uses it when the config sets none).
 Prints the fitted constants (--write stores them in tui_router/decide/fitted-model.json) and the check tables. Query
 embeddings are cached in the embedding cache; a run with --cv takes about 11 minutes here.
 """
