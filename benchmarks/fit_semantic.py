@@ -18,6 +18,8 @@ honest figure for a catalog nobody fitted on. Then the final fit is checked on t
 half, on the demo bench and on tests/data/demo-multilingual.toml; neither of the last two is used
 for fitting.
 
+The default execute threshold is fitted last: the lowest `high` at which wrong executes stay within
+EXECUTE_TARGET of turns on every fitting group (the router uses it when the config sets none).
 Prints the fitted constants (--write stores them in tui_router/decide/fitted-model.json) and the check tables. Query
 embeddings are cached in the embedding cache; a run with --cv takes about 11 minutes here.
 """
@@ -38,8 +40,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tui_router.catalog import Catalog, Tool, load_catalog  # noqa: E402
-from tui_router.config import RetrievalConfig  # noqa: E402
+from tui_router.catalog import Catalog, Risk, Tool, load_catalog  # noqa: E402
+from tui_router.confidence import reference_confidence  # noqa: E402
+from tui_router.config import PolicyConfig, RetrievalConfig  # noqa: E402
 from tui_router.decide import semantic  # noqa: E402
 from tui_router.decide.fitted import CONSTANTS  # noqa: E402
 from tui_router.decide.semantic import Observation, SemanticBackend  # noqa: E402
@@ -52,6 +55,11 @@ DEMO_BENCH = ROOT / "sessions" / "demo-bench.toml"
 MULTILINGUAL = ROOT / "tests" / "data" / "demo-multilingual.toml"
 NONE_FEATURES = list(semantic.NONE_WEIGHTS)
 EMBEDDER = Embedder()
+# the default execute threshold is fitted so that, on every fitting set, wrong executes stay within this
+# share of turns (issue 12: wrong_execute_rate <= 0.02); medium stays the config default unless above it
+EXECUTE_TARGET = 0.02
+HIGH_GRID = [round(0.5 + 0.01 * i, 2) for i in range(50)]
+CONFIRMED = frozenset(PolicyConfig().confirm_risks) | {Risk.escalation}  # never executed at a high band
 
 
 @dataclass
@@ -61,6 +69,7 @@ class Case:
     none: bool
     retrieved: bool
     tags: list[str]
+    auto: frozenset[str] = frozenset()  # offered tools a high band executes (not escalation, no confirm risk)
 
 
 @dataclass
@@ -128,7 +137,8 @@ def observe_all(backend: SemanticBackend, turns: list[Turn], learn: bool) -> lis
         options = [c.id for c in retrieval.candidates] + [none_option]
         obs = backend.observe(turn.message, options, holdout)
         answers = {turn.label, *turn.acceptable}
-        cases.append(Case(obs, answers, turn.label == none_option, bool(answers & set(obs.tools)), list(turn.tags)))
+        auto = frozenset(t for t in obs.tools if (tool := backend.catalog.get(t)) is not None and tool.risk not in CONFIRMED)
+        cases.append(Case(obs, answers, turn.label == none_option, bool(answers & set(obs.tools)), list(turn.tags), auto))
     return cases
 
 
@@ -207,6 +217,31 @@ def fit_decision(groups: list[tuple[list[Case], int]]) -> tuple[np.ndarray, dict
                 offs.append(injection_offset(c.obs))
     none_w = fit_logistic(np.asarray(rows), np.asarray(ys), np.asarray(offs))
     return tool_w, dict(zip(NONE_FEATURES, (round(float(x), 3) for x in none_w), strict=True))
+
+
+def executes(cases: list[Case], tool_w, none_w) -> list[tuple[float, bool, bool, bool]]:
+    """Per case: (confidence, would execute at a high band, chosen right, none chosen), as `eval` scores a turn."""
+    out = []
+    for c in cases:
+        tools, p_none = semantic.distribution(c.obs, tool_w, none_w)
+        probabilities = {**tools, "NONE": p_none}
+        choice = max(probabilities, key=probabilities.get)
+        ok = (choice == "NONE" and c.none) or (choice in c.answers)
+        out.append((reference_confidence(probabilities), choice in c.auto, ok, choice == "NONE"))
+    return out
+
+
+def wrong_execute(rows: list[tuple[float, bool, bool, bool]], high: float) -> float:
+    return sum(conf >= high and auto and not ok for conf, auto, ok, _ in rows) / max(len(rows), 1)
+
+
+def fit_high(groups: list[list[Case]], tool_w, none_w) -> float:
+    """The lowest high threshold at which every fitting group's wrong-execute share is within target."""
+    tables = [executes(cases, tool_w, none_w) for cases in groups if cases]
+    for high in HIGH_GRID:
+        if all(wrong_execute(rows, high) <= EXECUTE_TARGET for rows in tables):
+            return high
+    return HIGH_GRID[-1]
 
 
 # -- scoring ------------------------------------------------------------------------------------
@@ -330,27 +365,44 @@ class Fitter:
             groups.append((self.observed(Condition(name, catalog, turns, []), False, weights), extra_weight))
             groups.append((self.observed(Condition(name, catalog, turns, pairs), True, weights), extra_weight))
         tool_w, none_w = fit_decision(groups)
-        return weights, tuple(round(float(x), 3) for x in tool_w), none_w
+        tool_w = tuple(round(float(x), 3) for x in tool_w)
+        high = fit_high([cases for cases, _ in groups], tool_w, none_w)
+        return weights, tool_w, none_w, high
 
     def check(self, name: str, cond: Condition, learn: bool, fitted) -> str:
-        weights, tool_w, none_w = fitted
-        r = score(self.observed(cond, learn, weights), tool_w, none_w)
+        weights, tool_w, none_w, high = fitted
+        cases = self.observed(cond, learn, weights)
+        r = score(cases, tool_w, none_w)
+        rows = executes(cases, tool_w, none_w)
+        medium = min(PolicyConfig().medium, high)
+        fallback = sum(conf < medium or none for conf, _, _, none in rows) / max(len(rows), 1)
+        escalation = set(cond.catalog.escalation_ids)
+        reviews = [(c, row) for c, row in zip(cases, rows, strict=True) if c.answers & escalation]
+        # a person sees the turn: the escalation option chosen at medium or above (escalate)
+        missed = sum(not (row[2] and row[0] >= medium) for _, row in reviews) / max(len(reviews), 1)
         return (
             f"| {name} | {r['n']} | {r['top1']:.1f} | {r['none_recall']:.1f} | {r['none_precision']:.1f} "
-            f"| {r['recall']:.1f} | {r['ece']:.3f} |"
+            f"| {r['recall']:.1f} | {r['ece']:.3f} | {wrong_execute(rows, 0.75):.3f} | {wrong_execute(rows, high):.3f} "
+            f"| {fallback:.3f} | {missed:.2f} ({len(reviews)}) |"
         )
 
 
-def write_constants(weights: RetrievalWeights, tool_w: tuple[float, ...], none_w: dict[str, float]) -> None:
+def write_constants(weights: RetrievalWeights, tool_w: tuple[float, ...], none_w: dict[str, float], high: float) -> None:
     """The fitted constants go to the data file the backend reads (never pasted into Python)."""
     data = json.loads(CONSTANTS.read_text(encoding="utf-8"))
     data["retrieval_weights"] = {"cos": weights.cos, "example": weights.example, "bm25": weights.bm25, "log_bm25": weights.log_bm25}
+    data["tool_features"] = list(semantic.TOOL_FEATURES)
     data["tool_weights"] = [float(w) for w in tool_w]
     data["none_weights"] = {k: float(v) for k, v in none_w.items()}
+    data["thresholds"] = {"high": high, "medium": min(PolicyConfig().medium, high)}
     CONSTANTS.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-HEADER = "| check | n | top-1 | none recall | none precision | retrieval recall | ECE |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+HEADER = (
+    "| check | n | top-1 | none recall | none precision | retrieval recall | ECE | wrong execute at 0.75 "
+    "| wrong execute at fitted high | fallback (low band) | missed review (n) |\n"
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+)
 
 
 def main() -> int:
@@ -383,12 +435,13 @@ def main() -> int:
             sys.stdout.flush()
 
     fitted = fitter.fit(extras)
-    weights, tool_w, none_w = fitted
+    weights, tool_w, none_w, high = fitted
     print(f"\nRETRIEVAL_WEIGHTS = {weights}")
+    print(f"default high threshold = {high}")
     print(f"TOOL_WEIGHTS = {tool_w}")
     print(f"NONE_WEIGHTS = {none_w}", flush=True)
     if args.write:
-        write_constants(weights, tool_w, none_w)
+        write_constants(weights, tool_w, none_w, high)
         print(f"wrote {CONSTANTS}", flush=True)
 
     # checks on data not used for fitting

@@ -113,7 +113,10 @@ def test_at_2000_labels_a_new_label_is_an_exact_rank_one_update(world) -> None:
 
 def test_the_constants_file_holds_every_weight() -> None:
     data = fitted_constants()
-    assert len(data["tool_weights"]) == len(data["tool_features"]) == 8
+    from tui_router.decide.semantic import TOOL_FEATURES
+
+    assert data["tool_features"] == list(TOOL_FEATURES)  # the fit script wrote every feature's weight
+    assert len(data["tool_weights"]) == len(TOOL_FEATURES)
     assert "head_none" in data["none_weights"] and "bias" in data["none_weights"]
     settings = head_settings()
     assert settings.ridge > 0 and settings.label_weight > 0

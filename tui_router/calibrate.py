@@ -748,8 +748,8 @@ def calibrate(
             _sweep_turn(c, d.choice, d.confidence, d.risk, d.band is not Band.unresolved, catalog)
             for c, d in zip(cases, decisions, strict=True)
         ]
-    levels, suggested = suggest_thresholds(
-        sweep_turns, config.policy, target_precision=target_precision, confirm_precision=confirm_precision
+    levels, suggested = suggest_thresholds(  # the router's policy: with a backend's fitted defaults when the config sets none
+        sweep_turns, router.config.policy, target_precision=target_precision, confirm_precision=confirm_precision
     )
     unavoidable = sum(1 for t in sweep_turns if t.review and (t.chose_none or not t.resolved))
     return CalibrationResult(

@@ -119,6 +119,16 @@ class Decision(BaseModel):
         )
 
 
+def with_backend_thresholds(config: Config, backend: DecisionBackend) -> Config:
+    """The config with the backend's fitted thresholds when it sets none of its own ("calibrated by
+    default"); thresholds in the config file or written by `calibrate` always win."""
+    policy = config.policy
+    if backend.default_thresholds is None or {"high", "medium"} & policy.model_fields_set or policy.fitted_for:
+        return config
+    high, medium = backend.default_thresholds
+    return config.model_copy(update={"policy": policy.model_copy(update={"high": high, "medium": min(medium, high)})})
+
+
 class Router:
     """Catalog + retriever + backend + policy. Build once, route many messages."""
 
@@ -131,6 +141,7 @@ class Router:
         own = self.backend.make_retriever(catalog, self.config.retrieval)
         if own is not None:
             self.retriever = own
+        self.config = with_backend_thresholds(self.config, self.backend)
         self.authority = AuthorityCheck(catalog)
 
     def retrieve(self, message: str, holdout: str | None = None) -> Retrieval:

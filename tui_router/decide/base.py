@@ -81,6 +81,9 @@ class DecisionBackend:
     max_options: int = 255
     learns_from_examples: ClassVar[bool] = False
     supplies_candidates: ClassVar[bool] = False
+    # (high, medium) thresholds fitted with the backend's model, used when the config sets none
+    # (config-set or calibrated thresholds win); None: the config's defaults
+    default_thresholds: ClassVar[tuple[float, float] | None] = None
 
     @classmethod
     def from_config(cls, catalog: Catalog, config: Config, retriever: Retriever | None = None) -> DecisionBackend:

@@ -72,9 +72,29 @@ MODEL_NAME = "semantic-e5-fitted-5"  # -5: the fitted head (issue 12); threshold
 # on MetaTool dev's fitting half + the catalogs and case sets written blind for it, benchmarks/data/)
 _FITTED = fitted_constants()
 RETRIEVAL_WEIGHTS = RetrievalWeights(**_FITTED["retrieval_weights"])
-# which tool: cosine, example, BM25 share, local evidence, action agrees, action conflicts, keyword
-# phrase, the fitted head's score
-TOOL_WEIGHTS = tuple(float(w) for w in _FITTED["tool_weights"])
+# which tool: one weight per feature of an offered option (Observation.tool_features)
+TOOL_FEATURES = (
+    "cosine",
+    "example",
+    "bm25_share",
+    "local",
+    "action_agrees",
+    "action_conflicts",
+    "keyword_phrase",
+    "head",
+    # escalation options only (0 for a tool): an intercept, the head's score for the escalation
+    # option over its best offered tool's, and that best tool score (a request that names no object
+    # fits no tool well), so a request the head places near ask_user / human_review, or near no
+    # tool, reaches them (issue 12 item 6); weights fitted across catalogs, no phrase lists
+    "escalation",
+    "head_escalation",
+    "head_tool_best",
+)
+# a feature the written constants predate weighs 0 until fit_semantic.py --write refits them
+TOOL_WEIGHTS = tuple(float(w) for w in _FITTED["tool_weights"]) + (0.0,) * (len(TOOL_FEATURES) - len(_FITTED["tool_weights"]))
+# the execute threshold at which wrong executes stayed <= 2% of turns on every fitting set (fit_semantic.py)
+_THRESHOLDS = _FITTED.get("thresholds")
+DEFAULT_THRESHOLDS = (float(_THRESHOLDS["high"]), float(_THRESHOLDS["medium"])) if _THRESHOLDS else None
 # whether none: log-odds weights
 NONE_WEIGHTS = {k: float(v) for k, v in _FITTED["none_weights"].items()}
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
@@ -109,8 +129,9 @@ class Observation:
     """The evidence for one message over the offered options (what the fit script learns from)."""
 
     tools: list[str]  # offered tool ids, in option order (the none option excluded)
-    # (len(tools), 8): cosine, example, BM25 share, local evidence, action agrees, action conflicts,
-    # keyword phrase, fitted head score
+    # (len(tools), len(TOOL_FEATURES)): cosine, example, BM25 share, local evidence, action agrees,
+    # action conflicts, keyword phrase, fitted head score, escalation option, head escalation margin,
+    # best head tool score on escalation rows
     tool_features: np.ndarray
     english: float
     cos_max: float  # best raw cosine over the offered tools
@@ -174,6 +195,7 @@ class SemanticBackend(DecisionBackend):
     model = MODEL_NAME
     learns_from_examples = True
     supplies_candidates = True  # labels of exemplars close to the message
+    default_thresholds = DEFAULT_THRESHOLDS
 
     def __init__(
         self,
@@ -366,6 +388,9 @@ class SemanticBackend(DecisionBackend):
         rows = []
         actions = message_actions(message)
         cos_max = -1.0
+        escalation = set(self.catalog.escalation_ids)
+        head_tools = [head[head_at[o]] for o in tools if o in head_at and o not in escalation]
+        head_best_tool = float(max(head_tools)) if head_tools else 0.0
         for option in tools:
             i = position.get(option)
             cos = float(signals.cos[i]) if i is not None else -1.0
@@ -382,6 +407,9 @@ class SemanticBackend(DecisionBackend):
                 conflict,
                 example_feature(phrase),
                 float(head[head_at[option]]) if option in head_at else 0.0,
+                float(option in escalation),
+                float(head[head_at[option]]) - head_best_tool if option in escalation and option in head_at else 0.0,
+                head_best_tool if option in escalation else 0.0,
             )
             rows.append(tuple(float(f) for f in features))
             cos_max = max(cos_max, cos)
@@ -390,7 +418,7 @@ class SemanticBackend(DecisionBackend):
         return Observation(
             head_none=head_none,
             tools=tools,
-            tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), len(TOOL_WEIGHTS)),
+            tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), len(TOOL_FEATURES)),
             english=english_share(message),
             cos_max=cos_max,
             none_prototype=float((self._prototypes @ vector).max()) if self._prototypes is not None else NONE_BANK_ABSENT,
