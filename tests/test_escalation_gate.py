@@ -118,3 +118,24 @@ def test_fitted_thresholds_apply_only_when_the_config_sets_none(tmp_path: Path) 
     # a backend without fitted thresholds keeps the config's defaults
     bm25 = Router(load_catalog("demo"), config_from_dict({"backend": "bm25"}))
     assert bm25.config.policy.high == 0.75
+
+
+def test_fitted_default_thresholds_do_not_follow_the_config_to_another_backend() -> None:
+    """A router for a backend with fitted defaults applies them; a router built later from that
+    router's config for a backend without them is back on the seeds' 0.75 / 0.45."""
+    from tui_router.catalog import load_catalog
+    from tui_router.config import Config, config_from_dict
+    from tui_router.decide.bm25 import BM25Backend
+    from tui_router.route import Router
+
+    class FittedBM25(BM25Backend):
+        default_thresholds = (0.9, 0.45)
+
+    catalog = load_catalog("demo")
+    fitted = Router(catalog, Config(backend="bm25"), backend=FittedBM25(catalog))
+    assert (fitted.config.policy.high, fitted.config.policy.medium) == (0.9, 0.45)
+    plain = Router(catalog, fitted.config)
+    assert (plain.config.policy.high, plain.config.policy.medium) == (0.75, 0.45)
+    # thresholds a person set win over both
+    chosen = config_from_dict({"backend": "bm25", "policy": {"high": 0.8}})
+    assert Router(catalog, chosen, backend=FittedBM25(catalog)).config.policy.high == 0.8

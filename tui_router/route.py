@@ -14,7 +14,7 @@ from .arguments import ArgumentsResult, abuild_arguments, build_arguments, demot
 from .authority import AuthorityCheck
 from .catalog import Catalog, Risk, Tool
 from .confidence import margin_of
-from .config import Config, Thresholds
+from .config import Config, PolicyConfig, Thresholds
 from .decide import make_backend
 from .decide.base import Answer, DecisionBackend, Question
 from .policy import Action, Band, band_answer
@@ -121,12 +121,21 @@ class Decision(BaseModel):
 
 def with_backend_thresholds(config: Config, backend: DecisionBackend) -> Config:
     """The config with the backend's fitted thresholds when it sets none of its own ("calibrated by
-    default"); thresholds in the config file or written by `calibrate` always win."""
+    default"); thresholds in the config file or written by `calibrate` always win.
+
+    The thresholds put here stay unset in the config's eyes, so a router built later from this
+    config for another backend takes that backend's defaults (or the seeds' 0.75 / 0.45), not these.
+    """
     policy = config.policy
-    if backend.default_thresholds is None or {"high", "medium"} & policy.model_fields_set or policy.fitted_for:
+    if {"high", "medium"} & policy.model_fields_set or policy.fitted_for:
         return config
-    high, medium = backend.default_thresholds
-    return config.model_copy(update={"policy": policy.model_copy(update={"high": high, "medium": min(medium, high)})})
+    defaults = PolicyConfig.model_fields["high"].default, PolicyConfig.model_fields["medium"].default
+    high, medium = backend.default_thresholds or defaults
+    if (policy.high, policy.medium) == (high, min(medium, high)):
+        return config
+    updated = policy.model_copy(update={"high": high, "medium": min(medium, high)})
+    updated.__pydantic_fields_set__ = set(policy.model_fields_set)
+    return config.model_copy(update={"policy": updated})
 
 
 class Router:
