@@ -48,3 +48,14 @@ def config_from_args(args: argparse.Namespace) -> Config:
                 ) from None
             raise ConfigError(f"--base-url {args.base_url!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8787/v1)") from None
     return config.model_copy(update=updates) if updates else config
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value

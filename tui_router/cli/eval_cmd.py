@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from .common import add_common, config_from_args
+from .common import add_common, config_from_args, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
     ev.add_argument("--json", action="store_true", help="print one JSON object (per-turn results included)")
     ev.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown to FILE")
-    ev.add_argument("--concurrency", type=_positive_int, default=1, metavar="N", help="route N turns at a time (HTTP backends)")
+    ev.add_argument("--concurrency", type=positive_int, default=1, metavar="N", help="route N turns at a time (HTTP backends)")
     ev.add_argument("--compare", metavar="BACKEND", help="run a second backend on the same cases, side by side")
     ev.add_argument("--no-learn", action="store_true", help="do not let the local backend learn from the cases")
     ev.add_argument("--gate", metavar="CONDITIONS", help='fail (exit 1) unless e.g. "top1>=0.8,missed_review_rate<=0,ece<=0.1"')
@@ -67,22 +67,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
     cal.add_argument("--target-precision", type=float, default=0.95, metavar="P", help="precision auto-executed turns must reach (default 0.95)")
     cal.add_argument("--confirm-precision", type=float, default=0.5, metavar="P", help="precision the confirm band must reach (default 0.5)")
-    cal.add_argument("--folds", type=_positive_int, default=5, metavar="K", help="held-out folds for the fit (default 5)")
+    cal.add_argument("--folds", type=positive_int, default=5, metavar="K", help="held-out folds for the fit (default 5)")
     cal.add_argument("--write-config", metavar="PATH", help="merge the thresholds (and the local fit) into this TOML config")
     cal.add_argument("--no-learn", action="store_true", help="do not let the local backend learn from the cases")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
     add_common(cal)
     cal.set_defaults(handler=run_calibrate_cmd)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 LABEL_SOURCES = ("confirm", "review", "hand")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import add_common, config_from_args
+from .common import add_common, config_from_args, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("sessions", nargs="+", metavar="FILES", help="session files or folders of them")
     q.add_argument("--json", action="store_true", help="print one JSON object")
-    q.add_argument("--limit", type=_positive_int, metavar="N", help="at most N turns")
+    q.add_argument("--limit", type=positive_int, metavar="N", help="at most N turns")
     add_common(q)
     q.set_defaults(handler=run_queue)
 
@@ -33,16 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("sessions", nargs="+", metavar="FILES", help="session files or folders of them")
     add_common(r)
     r.set_defaults(handler=run_review)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def run_queue(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -23,6 +23,7 @@ from ..messages import ReplayFinished, ReplayRowReady
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
+from ..widgets.turn_panes import compose_turn_panes
 
 
 def change_text(row) -> str:
@@ -138,13 +139,7 @@ class ReplayScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="replay-status")
         with Vertical(id="replay-main"):
-            with Horizontal(id="replay-top"):
-                with VerticalScroll(id="replay-candidates-pane", classes="pane") as pane:
-                    pane.border_title = "Candidates"
-                    yield CandidatesView(id="replay-candidates")
-                with VerticalScroll(id="replay-distribution-pane", classes="pane") as pane:
-                    pane.border_title = "Distribution"
-                    yield DistributionView(id="replay-distribution")
+            yield from compose_turn_panes("replay")
             with Vertical(id="replay-log-pane", classes="pane") as pane:
                 pane.border_title = "Decision log"
                 pane.border_subtitle = "replay"

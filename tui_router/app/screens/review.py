@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -29,6 +29,7 @@ from ..format import shorten
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
+from ..widgets.turn_panes import compose_turn_panes
 
 
 @dataclass
@@ -137,13 +138,7 @@ class ReviewScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="review-status")
         with Vertical(id="review-main"):
-            with Horizontal(id="review-top"):
-                with VerticalScroll(id="review-candidates-pane", classes="pane") as pane:
-                    pane.border_title = "Candidates"
-                    yield CandidatesView(id="review-candidates")
-                with VerticalScroll(id="review-distribution-pane", classes="pane") as pane:
-                    pane.border_title = "Distribution"
-                    yield DistributionView(id="review-distribution")
+            yield from compose_turn_panes("review")
             with Vertical(id="review-queue-pane", classes="pane") as pane:
                 pane.border_title = "Review queue"
                 pane.border_subtitle = "least certain first"
