@@ -63,6 +63,7 @@ from ..hybrid import (
 from ..injection import injection_shaped
 from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
+from .escalation import escalate
 from .fitted import FittedHead, fitted_constants, head_settings
 from .local import LocalBackend, load_exemplars, normalise_message
 
@@ -437,6 +438,11 @@ class SemanticBackend(DecisionBackend):
         probabilities = {o: (p_none if o == question.none_option else tools.get(o, 0.0)) for o in options}
         total = sum(probabilities.values())
         probabilities = {o: p / total for o, p in probabilities.items()}
+        # the escalation step (issue 12 item 6; tui_router/decide/escalation.py): a request for a person
+        probabilities = escalate(
+            self.catalog, question.message, obs.tools, obs.tool_features, TOOL_FEATURES, probabilities, question.none_option,
+            self.hybrid.signals(question.message).vector,
+        )
         choice = argmax(probabilities, options)
         reported = reference_confidence(probabilities)
         return Answer(
