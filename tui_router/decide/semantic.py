@@ -63,7 +63,7 @@ from ..hybrid import (
 from ..injection import injection_shaped
 from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
-from .escalation import escalate
+from .escalation import escalate, gate_model
 from .fitted import FittedHead, fitted_constants, head_settings
 from .local import LocalBackend, load_exemplars, normalise_message
 
@@ -225,6 +225,7 @@ class SemanticBackend(DecisionBackend):
         self.lexical = LocalBackend(catalog, retriever=self.bm25)
         self._prototypes = self._embed_fixed("none-prototypes", NONE_PROTOTYPES) if NONE_PROTOTYPES else None
         self.head = self._fit_head()
+        gate_model()  # a damaged escalation-model.json fails at load, in one sentence, not at the first routing
         # labelled exemplars: embedded in batches when first needed (an eval adds thousands)
         self._labels: list[str] = []
         self._keys: list[str] = []
