@@ -21,6 +21,8 @@ from tui_router.decide.escalation import (
     gate_features,
     gate_model,
     load_gate_model,
+    option_vector,
+    split_tilt,
 )
 from tui_router.errors import ConfigError
 
@@ -36,6 +38,26 @@ def test_apply_gate_gives_the_escalation_options_the_gate_mass_in_their_own_prop
     assert sum(out.values()) == pytest.approx(1.0)
     # nothing to move when the escalation options hold no mass at all
     assert apply_gate({"a": 1.0, "ask_user": 0.0}, {"ask_user"}, 0.9) == {"a": 1.0, "ask_user": 0.0}
+
+
+def test_the_split_tilts_the_escalation_mass_towards_the_option_whose_texts_lie_along_the_message() -> None:
+    # a 3-d toy space: the split direction is the first axis ("ask which one" positive)
+    model = GateModel(dict(IDENTITY), split=np.array([1.0, 0.0, 0.0]), split_mean=np.zeros(3), split_weight=2.0)
+    options = {"ask_user": option_vector(np.array([[0.9, 0.1, 0.0], [0.7, 0.3, 0.0]])), "human_review": np.array([-0.8, 0.6, 0.0])}
+    vague, contested = np.array([0.8, 0.0, 0.6]), np.array([-0.6, 0.0, 0.8])
+    tilt = split_tilt(model, vague, options)
+    assert tilt is not None and tilt["ask_user"] > 1.0 > tilt["human_review"]
+    tilt = split_tilt(model, contested, options)
+    assert tilt is not None and tilt["human_review"] > 1.0 > tilt["ask_user"]
+    p = {"update_ticket": 0.5, "ask_user": 0.1, "human_review": 0.1, "none": 0.3}
+    out = apply_gate(p, {"ask_user", "human_review"}, 0.6, split_tilt(model, vague, options))
+    assert out["ask_user"] + out["human_review"] == pytest.approx(0.6) and out["ask_user"] > 0.4
+    assert sum(out.values()) == pytest.approx(1.0)
+    # nothing to split: one escalation option, no option texts, weight 0, or no split in the model
+    assert split_tilt(model, vague, {"ask_user": options["ask_user"]}) is None
+    assert split_tilt(model, vague, None) is None
+    assert split_tilt(GateModel(dict(IDENTITY), split=model.split, split_mean=model.split_mean), vague, options) is None
+    assert split_tilt(GateModel(dict(IDENTITY), split_weight=2.0), vague, options) == {"ask_user": 1.0, "human_review": 1.0}
 
 
 def test_the_identity_gate_changes_nothing_and_no_escalation_option_means_no_gate() -> None:
@@ -81,8 +103,16 @@ def test_the_shipped_gate_is_complete_and_damaged_files_fail_in_one_sentence(tmp
     model = gate_model()
     assert model.probe is not None and model.probe_mean is not None and len(model.probe) == len(model.probe_mean) == 384
     assert model.weights["probe"] > 0  # a message along the fitted direction is more likely an escalation
+    assert model.split is not None and model.split_mean is not None and len(model.split) == 384 and model.split_weight > 0
     assert load_gate_model(tmp_path / "absent.json").weights == IDENTITY
-    for text in ("{not json", '{"weights": {"bias": "x"}}', '{"probe": {"direction": [1, 2], "mean": [1]}}', "[1, 2]"):
+    for text in (
+        "{not json",
+        '{"weights": {"bias": "x"}}',
+        '{"probe": {"direction": [1, 2], "mean": [1]}}',
+        '{"split": {"direction": [1, 2], "mean": [1, 2]}}',
+        '{"split": {"direction": [1, 2], "mean": [1], "weight": 1, "bias": 0}}',
+        "[1, 2]",
+    ):
         bad = tmp_path / "bad.json"
         bad.write_text(text, encoding="utf-8")
         with pytest.raises(ConfigError, match="cannot be read"):
@@ -214,3 +244,32 @@ def test_the_demo_vague_request_is_not_executed_and_ask_user_is_the_first_altern
     # a precise request on the same catalog still executes
     precise = router.route("Close ticket 4410 as resolved")
     assert precise.choice == "update_ticket" and precise.action is Action.execute
+
+
+def test_the_split_sends_an_object_less_request_to_ask_user_and_a_contest_to_human_review(nursery_router) -> None:  # type: ignore[no-untyped-def]
+    """The split reads each escalation option's place from its own texts (no option ids): on the
+    nursery catalog it moves the escalation mass towards ask_user for a request that names nothing
+    and towards human_review for a contested charge, against the distribution's own proportions."""
+    from tui_router.decide.semantic import TOOL_FEATURES, distribution
+
+    router = nursery_router
+    backend = router.backend
+    option_vectors = backend.escalation_vectors
+    assert set(option_vectors) == {"ask_user", "human_review"}
+
+    def ratio(message: str, with_split: bool) -> float:
+        options = [*router.catalog.option_ids]
+        obs = backend.observe(message, options)
+        tools, p_none = distribution(obs)
+        base = {o: (p_none if o == router.catalog.none_option else tools.get(o, 0.0)) for o in options}
+        vector = backend.hybrid.signals(message).vector
+        after = escalate(
+            router.catalog, message, obs.tools, obs.tool_features, TOOL_FEATURES, base, router.catalog.none_option, vector,
+            option_vectors=option_vectors if with_split else None,
+        )
+        return after["ask_user"] / after["human_review"]
+
+    vague = "can you do the same again for her"
+    assert ratio(vague, True) > ratio(vague, False)
+    contested = "she says the invoice is wrong, she never agreed to that price and won't pay"
+    assert ratio(contested, True) < ratio(contested, False)

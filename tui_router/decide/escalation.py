@@ -14,12 +14,18 @@ P(escalation) over evidence that carries across catalogs, and no phrase list:
   "update the thing for the client" names no ticket);
 - the none step's log-odds (a request an assistant answers itself is not an escalation);
 - a probe: a linear direction in the e5 embedding space fitted on labelled escalation turns of
-  several catalogs against their tool and none turns (what "a person should see this" looks like
+  several catalogs, and on those catalogs' escalation options' own texts (when_to_use, examples),
+  against their tool and none turns and tool texts (what "a person should see this" looks like
   across catalogs: a contested charge, a grievance, a request with no object), shipped as numbers
   in the data file, not as sentences.
 
-The gate's probability becomes the total mass of the escalation options (shared between them as the
-distribution had it); every other option keeps its share of the rest. So when the gate fires the
+The gate's probability becomes the total mass of the escalation options; every other option keeps
+its share of the rest. The escalation options share it as the distribution had it, tilted by a
+second probe (the split): a direction in the same space fitted on escalation turns and texts,
+"ask which one" (a request that names no object) against "a person decides" (a contest, an
+exception, a legal or staff matter). Each escalation option's place on that direction is read from
+its own when_to_use and examples, so the tilt needs no option ids: the message's score on the
+direction times each option's (centred over the offered escalation options), times a fitted weight. So when the gate fires the
 escalation option is chosen, and when it half fires the leading write tool loses the confidence a
 high band needs and is confirmed instead of executed. The weights are fitted across catalogs by
 benchmarks/fit_escalation.py --write into escalation-model.json beside this module.
@@ -72,6 +78,15 @@ class GateModel:
     probe: np.ndarray | None = None  # direction over centred e5 query vectors
     probe_mean: np.ndarray | None = None
     probe_bias: float = 0.0
+    split: np.ndarray | None = None  # "ask which one" (+) against "a person decides" (-), same space
+    split_mean: np.ndarray | None = None
+    split_weight: float = 0.0
+    split_bias: float = 0.0
+
+    def split_score(self, vector: np.ndarray | None) -> float:
+        if self.split is None or self.split_mean is None or vector is None or len(vector) != len(self.split):
+            return 0.0
+        return float((np.asarray(vector, dtype=np.float64) - self.split_mean) @ self.split) + self.split_bias
 
     def probe_score(self, vector: np.ndarray | None) -> float:
         if self.probe is None or self.probe_mean is None or vector is None or len(vector) != len(self.probe):
@@ -93,11 +108,18 @@ def load_gate_model(path: Path) -> GateModel:
         probe = raw.get("probe")
         if probe and len(probe["direction"]) != len(probe["mean"]):
             raise ValueError("the probe's direction and mean differ in length")
+        split = raw.get("split")
+        if split and len(split["direction"]) != len(split["mean"]):
+            raise ValueError("the split's direction and mean differ in length")
         return GateModel(
             {name: float(weights.get(name, IDENTITY[name])) for name in FEATURES},
             np.asarray(probe["direction"], dtype=np.float64) if probe else None,
             np.asarray(probe["mean"], dtype=np.float64) if probe else None,
             float(probe["bias"]) if probe else 0.0,
+            np.asarray(split["direction"], dtype=np.float64) if split else None,
+            np.asarray(split["mean"], dtype=np.float64) if split else None,
+            float(split["weight"]) if split else 0.0,
+            float(split["bias"]) if split else 0.0,
         )
     except FileNotFoundError:
         return GateModel(dict(IDENTITY))
@@ -169,16 +191,37 @@ def gate_log_odds(features: dict[str, float], weights: dict[str, float]) -> floa
     return max(-LOGIT_CAP, min(LOGIT_CAP, score))
 
 
-def apply_gate(probabilities: dict[str, float], escalation: set[str], p_escalation: float) -> dict[str, float]:
-    """Give the escalation options `p_escalation` in total (in their own proportions), the rest the remainder."""
-    esc_mass = sum(p for o, p in probabilities.items() if o in escalation)
+def apply_gate(
+    probabilities: dict[str, float], escalation: set[str], p_escalation: float, tilt: dict[str, float] | None = None
+) -> dict[str, float]:
+    """Give the escalation options `p_escalation` in total (in their own proportions, each times its
+    `tilt` factor when given), the rest the remainder."""
+    tilt = tilt or {}
+    esc = {o: p * tilt.get(o, 1.0) for o, p in probabilities.items() if o in escalation}
+    esc_mass = sum(esc.values())
     rest_mass = sum(p for o, p in probabilities.items() if o not in escalation)
     if esc_mass <= 0 or rest_mass <= 0:
         return probabilities
     return {
-        o: (p * p_escalation / esc_mass if o in escalation else p * (1.0 - p_escalation) / rest_mass)
+        o: (esc[o] * p_escalation / esc_mass if o in escalation else p * (1.0 - p_escalation) / rest_mass)
         for o, p in probabilities.items()
     }
+
+
+def option_vector(vectors: np.ndarray) -> np.ndarray:
+    """An escalation option's place in the e5 space: the mean of its own texts' query vectors."""
+    mean = np.asarray(vectors, dtype=np.float64).mean(axis=0)
+    return mean / (np.linalg.norm(mean) or 1.0)
+
+
+def split_tilt(model: GateModel, message_vector: np.ndarray | None, option_vectors: dict[str, np.ndarray] | None) -> dict[str, float] | None:
+    """exp(weight * message's split score * option's split score, centred over the options)."""
+    if not option_vectors or len(option_vectors) < 2 or model.split_weight == 0.0:
+        return None
+    m = model.split_score(message_vector)
+    roles = {o: model.split_score(v) for o, v in option_vectors.items()}
+    centre = sum(roles.values()) / len(roles)
+    return {o: math.exp(max(-LOGIT_CAP, min(LOGIT_CAP, model.split_weight * m * (r - centre)))) for o, r in roles.items()}
 
 
 def escalate(
@@ -191,12 +234,14 @@ def escalate(
     none_option: str,
     vector: np.ndarray | None = None,
     model: GateModel | None = None,
+    option_vectors: dict[str, np.ndarray] | None = None,
 ) -> dict[str, float]:
     """The distribution after the escalation step (unchanged when no escalation option is offered).
-    `vector`: the message's e5 query vector (for the probe)."""
+    `vector`: the message's e5 query vector (for the probes); `option_vectors`: each escalation
+    option's `option_vector` (for the split; without them the options keep their proportions)."""
     model = gate_model() if model is None else model
     features = gate_features(catalog, message, tools, rows, columns, probabilities, none_option, model.probe_score(vector))
     if features is None:
         return probabilities
     p = 1.0 / (1.0 + math.exp(-gate_log_odds(features, model.weights)))
-    return apply_gate(probabilities, set(catalog.escalation_ids), p)
+    return apply_gate(probabilities, set(catalog.escalation_ids), p, split_tilt(model, vector, option_vectors))

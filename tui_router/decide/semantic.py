@@ -63,7 +63,7 @@ from ..hybrid import (
 from ..injection import injection_shaped
 from ..retrieve import Retriever
 from .base import Answer, DecisionBackend, Question, argmax
-from .escalation import escalate, gate_model
+from .escalation import escalate, gate_model, option_vector
 from .fitted import FittedHead, fitted_constants, head_settings
 from .local import LocalBackend, load_exemplars, normalise_message
 
@@ -226,6 +226,7 @@ class SemanticBackend(DecisionBackend):
         self._prototypes = self._embed_fixed("none-prototypes", NONE_PROTOTYPES) if NONE_PROTOTYPES else None
         self.head = self._fit_head()
         gate_model()  # a damaged escalation-model.json fails at load, in one sentence, not at the first routing
+        self.escalation_vectors = self._embed_escalation_texts()
         # labelled exemplars: embedded in batches when first needed (an eval adds thousands)
         self._labels: list[str] = []
         self._keys: list[str] = []
@@ -430,6 +431,20 @@ class SemanticBackend(DecisionBackend):
             llm_cues=self.lexical.assistant_cues(message),
         )
 
+    def _embed_escalation_texts(self) -> dict[str, np.ndarray]:
+        """Each escalation option's own texts, embedded at load (the escalation step's split reads them)."""
+        owners, texts = [], []
+        for option in self.catalog.escalation_ids:
+            tool = self.catalog.get(option)
+            for text in (tool.when_to_use, *tool.examples) if tool is not None else ():
+                if text:
+                    owners.append(option)
+                    texts.append(text)
+        if not texts:
+            return {}
+        vectors = self._embed_fixed("escalation-texts", tuple(texts))
+        return {o: option_vector(vectors[[i for i, owner in enumerate(owners) if owner == o]]) for o in dict.fromkeys(owners)}
+
     def decide(self, question: Question) -> Answer:
         start = time.perf_counter()
         options = list(question.options)
@@ -442,7 +457,7 @@ class SemanticBackend(DecisionBackend):
         # the escalation step (issue 12 item 6; tui_router/decide/escalation.py): a request for a person
         probabilities = escalate(
             self.catalog, question.message, obs.tools, obs.tool_features, TOOL_FEATURES, probabilities, question.none_option,
-            self.hybrid.signals(question.message).vector,
+            self.hybrid.signals(question.message).vector, option_vectors=self.escalation_vectors,
         )
         choice = argmax(probabilities, options)
         reported = reference_confidence(probabilities)
