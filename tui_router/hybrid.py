@@ -16,7 +16,6 @@ the escalation options, and direct mode for small catalogs.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -29,33 +28,18 @@ from .embed import PASSAGE, QUERY, Embedder, EmbeddingStore
 from .retrieve import Retrieval, RetrievalMode, Retriever, assemble_candidates
 
 # Bump when the option texts below change: cached vectors of the old texts are then not reused.
-# r2: keywords that only repeat words of the name are left out of the passage (issue 12, speed).
-TEXT_RECIPE = "r2"
+TEXT_RECIPE = "r1"
 COS_CENTER = 0.8  # a typical cosine between unrelated texts under e5; features are centred on it
 COS_SCALE = 20.0
 RANKED_MAX = 100  # tools kept in Retrieval.ranked (for recall@k)
 
 
-_WORD = re.compile(r"\w+")
-
-
-def _words(text: str) -> set[str]:
-    return {w.casefold() for w in _WORD.findall(text)}
-
-
 def tool_passage(tool: Tool) -> str:
-    """The document e5 embeds for a tool: its name, when_to_use and keywords.
-
-    A keyword made only of words of the name ("deploy" for deploy_service) is left out: the name
-    already says it, and embedding costs CPU per token (about 0.7 ms each on one core), so a first
-    start on a large catalog is bound by the token count. Zero-label top-1 on the tuned-on sets
-    did not move (README, "Speed and size")."""
+    """The document e5 embeds for a tool: its name, when_to_use and keywords."""
     name = tool.title or tool.id.replace("_", " ").replace("-", " ")
     text = f"{name}: {tool.when_to_use}"
-    named = _words(name)
-    keywords = [k for k in tool.keywords if not (_words(k) and _words(k) <= named)]
-    if keywords:
-        text += f" ({', '.join(keywords)})"
+    if tool.keywords:
+        text += f" ({', '.join(tool.keywords)})"
     return text
 
 
