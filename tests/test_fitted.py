@@ -187,3 +187,38 @@ def test_a_damaged_constants_file_is_one_sentence(tmp_path, monkeypatch) -> None
             fitted.fitted_constants()
     finally:
         fitted.fitted_constants.cache_clear()
+
+
+def test_balanced_shrunk_weights_are_the_weighted_ridge_fit(world) -> None:
+    """With shrink, a labelled tool's catalog texts and its labels share one unit (labels L / (1 + L),
+    L = label_weight * n ** label_power); the none option's labels add to its bank. The head equals
+    a weighted ridge regression solved directly with those weights."""
+    rng, centres = world
+    settings = HeadSettings(label_power=0.5, none_label_power=0.5, shrink=1.0, label_weight=2.0)
+    head = FittedHead(CLASSES, 16, settings, none="none")
+    prior = [(c, v, 1.0) for c in CLASSES for v in clustered(rng, centres[c], 3)]
+    head.fit_prior(prior)
+    labels = [("refund", f"r{i}", v) for i, v in enumerate(clustered(rng, centres["track"], 4))]
+    labels += [("none", f"n{i}", v) for i, v in enumerate(clustered(rng, centres["none"], 9))]
+    for label, key, vector in labels:
+        head.add_label(label, key, vector)
+    mean = np.mean([v for _, v, _ in prior], axis=0)
+    refund_mass, none_mass = 2.0 * 4**0.5, 2.0 * 9**0.5
+    rows, targets, weights = [], [], []
+    for c, v, _ in prior:
+        rows.append(v)
+        targets.append(CLASSES.index(c))
+        weights.append((1 / (1 + refund_mass) if c == "refund" else 1.0) / 3)
+    for label, _, v in labels:
+        rows.append(v)
+        targets.append(CLASSES.index(label))
+        weights.append(refund_mass / (1 + refund_mass) / 4 if label == "refund" else none_mass / 9)
+    X = np.hstack([np.asarray(rows) - mean, np.ones((len(rows), 1))])
+    Y = np.eye(len(CLASSES))[targets]
+    W = np.asarray(weights)[:, None]
+    expected = np.linalg.solve((X * W).T @ X + settings.ridge * np.eye(17), (X * W).T @ Y)
+    probe = unit(centres["track"] + centres["refund"])
+    assert np.allclose(head.scores(probe), np.append(probe - mean, 1.0) @ expected, atol=1e-8)
+    # one unit for refund whatever its labels: its catalog texts keep 1 / (1 + L) of it
+    assert head.class_terms(0, 4) == pytest.approx((1 / (1 + refund_mass), refund_mass / (1 + refund_mass) / 4))
+    assert head.class_terms(2, 9) == pytest.approx((1.0, none_mass / 9))

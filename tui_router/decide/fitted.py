@@ -86,8 +86,9 @@ class FittedHead:
         # labelled points: key -> [(augmented vector, class)], and per class [(key, vector)]
         self._labelled: dict[str, list[tuple[np.ndarray, int]]] = {}
         self._by_class: dict[int, list[tuple[str, np.ndarray]]] = {}
-        self._class_mass = np.ones(len(self.classes))  # each class's catalog-text weight (the none bank's: none_weight)
-        self._prior_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # the catalog texts' weighted rows and each class's row indexes (a shrunk class's prior is rescaled)
+        self._prior_rows: tuple[np.ndarray, np.ndarray] = (np.zeros((0, dim + 1)), np.zeros(0))
+        self._prior_index: dict[int, np.ndarray] = {}
         self.labels = 0
 
     def _augment(self, vectors: np.ndarray) -> np.ndarray:
@@ -107,7 +108,7 @@ class FittedHead:
         mass = self.settings.label_weight * count**power
         # the none option is a union of every kind of request no tool serves: its labels add to it
         share = 1.0 / (1.0 + mass) if self.settings.shrink and cls != self.none else 1.0
-        return share, share * mass * self._class_mass[cls] / count
+        return share, share * mass / count
 
     def fit_prior(self, points: Sequence[tuple[str, np.ndarray, float]], class_weight: dict[str, float] | None = None) -> None:
         """Train on catalog texts: (class, vector, relative weight). Each class's weights sum to 1,
@@ -129,14 +130,11 @@ class FittedHead:
         self._prior_gram = weighted.T @ rows
         self._prior_cross = np.zeros((self.dim + 1, len(self.classes)))
         np.add.at(self._prior_cross.T, targets, weighted)
-        self._class_mass = np.where(totals > 0, np.bincount(targets, weights=weights, minlength=len(self.classes)), 1.0)
-        # per class, its texts' (weighted gram, weighted sum): a labelled class's prior is rescaled
-        self._prior_weights = None
-        self._prior_of = {
-            int(c): (weighted[targets == c].T @ rows[targets == c], weighted[targets == c].sum(axis=0))
-            for c in np.unique(targets)
-        }
-        self._weights = None
+        self._prior_rows = (rows, weights)
+        order = np.argsort(targets, kind="stable")
+        starts = np.searchsorted(targets[order], np.arange(len(self.classes) + 1))
+        self._prior_index = {c: order[starts[c] : starts[c + 1]] for c in range(len(self.classes)) if starts[c] < starts[c + 1]}
+        self._prior_weights = self._weights = None
 
     def add_label(self, label: str, key: str, vector: np.ndarray) -> None:
         i = self.position.get(label)
@@ -173,10 +171,13 @@ class FittedHead:
         factor, weight = self.class_terms(cls, count)
         gram = weight * (rows.T @ rows) if count else np.zeros_like(self._prior_gram)
         cross = weight * rows.sum(axis=0) if count else np.zeros(self.dim + 1)
-        if factor != 1.0 and cls in self._prior_of:
-            prior_gram, prior_cross = self._prior_of[cls]
-            gram = gram + (factor - 1.0) * prior_gram
-            cross = cross + (factor - 1.0) * prior_cross
+        if factor != 1.0 and cls in self._prior_index:
+            rows_all, weights = self._prior_rows
+            index = self._prior_index[cls]
+            texts = rows_all[index]
+            weighted = texts * weights[index, None]
+            gram = gram + (factor - 1.0) * (weighted.T @ texts)
+            cross = cross + (factor - 1.0) * weighted.sum(axis=0)
         return gram, cross
 
     def _solve(self) -> np.ndarray:
