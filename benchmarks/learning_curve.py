@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shlex
 import sys
 import time
 from collections import defaultdict
@@ -205,7 +206,7 @@ def main() -> int:
                     curves.setdefault(f"{set_name} ({provenance})", {})[k] = r["top1_acceptable"]
     elapsed = time.perf_counter() - started
     print(f"({elapsed:.0f} s)", file=sys.stderr)
-    command = "nice python benchmarks/learning_curve.py " + " ".join(sys.argv[1:])
+    command = "nice python benchmarks/learning_curve.py " + shlex.join(sys.argv[1:])
     if args.markdown and args.append:
         with Path(args.markdown).open("a", encoding="utf-8") as out:
             out.write(f"\n## {args.append}\n\nMade by `{command}`.\n\n" + "\n".join(lines) + "\n")
