@@ -95,20 +95,25 @@ def main() -> int:
     metatool = Path(args.metatool)
     if not metatool.is_dir():
         metatool = Path("/work/shared/data/metatool")
+    if any("=" not in v for v in args.variant):
+        print("error: a --variant is NAME=key:value,... (HeadSettings fields)", file=sys.stderr)
+        return 2
     specs = dict(v.split("=", 1) for v in args.variant) if args.variant else VARIANTS
     try:
         variants = {name: settings_of(spec) for name, spec in specs.items()}
     except (TypeError, ValueError) as exc:
         print(f"error: a --variant is not NAME=key:value,... of HeadSettings fields ({exc})", file=sys.stderr)
         return 2
+    sets = args.sets.split(",")
+    unknown = [name for name in sets if name not in TUNED_ON]
+    if unknown:
+        print(f"error: {', '.join(unknown)}: not a tuned-on set ({', '.join(TUNED_ON)})", file=sys.stderr)
+        return 2
     ks = [int(k) for k in args.ks.split(",")]
     print("| set | head labels | " + " | ".join(f"k = {k}" for k in ks) + " |")
     print("| --- | --- | " + " | ".join("---:" for _ in ks) + " |")
     embedder = Embedder(remember=20000)
-    for name in args.sets.split(","):
-        if name not in TUNED_ON:
-            print(f"error: {name} is not a tuned-on set ({', '.join(TUNED_ON)})", file=sys.stderr)
-            return 2
+    for name in sets:
         probe(name, metatool, ks, variants, embedder)
     return 0
 
