@@ -4,8 +4,9 @@
 
 The semantic backend on the MetaTool catalog (199 tools + none = 200 classes) is taught --labels
 labelled turns (the MetaTool dev cases, cycled), then, --repeats times: one more label is added and
-a message is routed. Reported (medians): the whole step (embed the new label, rank-one update, the
-(d+1) x (d+1) solve, score) and the head's solve alone. Nothing here is fitted; the figures depend on
+a message is routed. Reported (medians): the whole step (embed the new label, rebuild the head's
+statistics with every label at its class's weight, the (d+1) x (d+1) solve, score) and the head's
+refit alone (rebuild + solve). Nothing here is fitted; the figures depend on
 the machine (2 shared cores here): quote them with the command.
 """
 
@@ -51,13 +52,13 @@ def main() -> int:
         backend.add_exemplar(turn.label, f"{turn.message} [new label {r}]")
         backend.decide(Question(message=turn.message, options={o: "" for o in options}, none_option=catalog.none_option))
         step.append((time.perf_counter() - started) * 1000)
-        backend.head._weights = None  # time the solve on its own
+        backend.head._weights = None  # time the refit (rebuild + solve) on its own
         started = time.perf_counter()
         backend.head._solve()
         solve.append((time.perf_counter() - started) * 1000)
     print(f"labels: {backend.head.labels}; classes: {len(backend.head.classes)}; dim: {backend.head.dim}")
     print(f"new label + route one turn: median {statistics.median(step):.1f} ms (max {max(step):.1f})")
-    print(f"head solve alone: median {statistics.median(solve):.1f} ms (max {max(solve):.1f})")
+    print(f"head refit alone: median {statistics.median(solve):.1f} ms (max {max(solve):.1f})")
     return 0
 
 

@@ -2,7 +2,7 @@
 
     nice python benchmarks/learning_curve.py [--sets demo,opsdesk,...] [--backends semantic,bm25]
         [--ks 0,1,2,4,8] [--folds 5] [--metatool ../shared/data/metatool] [--max-turns N]
-        [--markdown docs/learning-curve.md] [--svg docs/learning-curve.svg] [--loo]
+        [--markdown docs/learning-curve.md [--append TITLE]] [--svg docs/learning-curve.svg] [--loo]
 
 For each labelled set and k: the turns are split into `folds` folds; for each fold, a fresh router
 is taught up to k labelled turns per tool or escalation option drawn from the OTHER folds (the
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shlex
 import sys
 import time
 from collections import defaultdict
@@ -172,6 +173,8 @@ def main() -> int:
     parser.add_argument("--loo", action="store_true", help="also eval's leave-one-out mode (every other turn taught)")
     parser.add_argument("--max-turns", type=int, default=0, help="every n-th turn so that at most this many are used")
     parser.add_argument("--markdown", default="")
+    parser.add_argument("--append", default="", metavar="TITLE",
+                        help="append the table to --markdown as a section with this title (and its command)")
     parser.add_argument("--svg", default="")
     args = parser.parse_args()
     metatool = Path(args.metatool)
@@ -203,8 +206,11 @@ def main() -> int:
                     curves.setdefault(f"{set_name} ({provenance})", {})[k] = r["top1_acceptable"]
     elapsed = time.perf_counter() - started
     print(f"({elapsed:.0f} s)", file=sys.stderr)
-    if args.markdown:
-        command = "nice python benchmarks/learning_curve.py " + " ".join(sys.argv[1:])
+    command = "nice python benchmarks/learning_curve.py " + shlex.join(sys.argv[1:])
+    if args.markdown and args.append:
+        with Path(args.markdown).open("a", encoding="utf-8") as out:
+            out.write(f"\n## {args.append}\n\nMade by `{command}`.\n\n" + "\n".join(lines) + "\n")
+    elif args.markdown:
         Path(args.markdown).write_text(
             "# Learning curve\n\nMade by `" + command + "` (cross-validated: a turn is never taught when it is "
             "scored; k = labelled turns per tool taught from the other folds, the none option at --none-rate; `loo` = every other turn, as "

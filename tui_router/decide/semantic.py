@@ -315,7 +315,7 @@ class SemanticBackend(DecisionBackend):
         is embedded) and, for the none option, the shipped bank of requests an assistant answers itself."""
         settings = head_settings()
         none_option = self.catalog.none_option
-        head = FittedHead(self.catalog.option_ids, self.embedder.dim, settings)
+        head = FittedHead(self.catalog.option_ids, self.embedder.dim, settings, none=none_option)
         tools = self.index.tools
         points: list[tuple[str, np.ndarray, float]] = [(t.id, v, 1.0) for t, v in zip(tools, self.index.passages, strict=True)]
         points += [(tools[o].id, v, 1.0) for o, v in zip(self.index.example_owner.tolist(), self.index.examples, strict=True)]
