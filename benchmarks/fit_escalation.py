@@ -92,13 +92,14 @@ class Row:
     vector: np.ndarray | None = None  # the message's e5 query vector (the probe's input)
 
 
-def known_sets() -> dict[str, tuple[Path, Path]]:
+def known_sets(also: tuple[Path, ...] = ()) -> dict[str, tuple[Path, Path]]:
     sets = {"demo-bench": (ROOT / "catalogs" / "demo.toml", ROOT / "sessions" / "demo-bench.toml")}
     for name in ("opsdesk", "lifedesk", "shopdesk"):
         sets[name] = (DATA / f"{name}.toml", DATA / f"{name}-cases.toml")
-    for cases in sorted(BANK.glob("*-cases.toml")):
-        name = cases.name.removesuffix("-cases.toml")
-        sets[f"bank-{name}"] = (BANK / f"{name}.toml", cases)
+    for folder in (BANK, *also):
+        for cases in sorted(folder.glob("*-cases.toml")):
+            name = cases.name.removesuffix("-cases.toml")
+            sets[f"bank-{name}"] = (folder / f"{name}.toml", cases)
     return sets
 
 
@@ -359,8 +360,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write tui_router/decide/escalation-model.json")
     parser.add_argument("--sets", default="", help="comma-separated set names (default: all tuned-on sets and the bank)")
+    parser.add_argument(
+        "--also", action="append", type=Path, default=[], metavar="DIR",
+        help="a further folder of bank catalogs to fit on (e.g. benchmarks/data/escalation-first-person, kept out by default: see docs/fitted-model.md)",
+    )
     args = parser.parse_args()
-    sets = known_sets()
+    missing = [d for d in args.also if not d.is_dir()]
+    if missing:
+        print(f"not a folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    sets = known_sets(tuple(args.also))
     names = [s for s in args.sets.split(",") if s] or list(sets)
     unknown = [s for s in names if s not in sets]
     if unknown:
