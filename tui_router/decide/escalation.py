@@ -84,14 +84,17 @@ class GateModel:
     split_bias: float = 0.0
 
     def split_score(self, vector: np.ndarray | None) -> float:
-        if self.split is None or self.split_mean is None or vector is None or len(vector) != len(self.split):
-            return 0.0
-        return float((np.asarray(vector, dtype=np.float64) - self.split_mean) @ self.split) + self.split_bias
+        return _project(vector, self.split, self.split_mean, self.split_bias)
 
     def probe_score(self, vector: np.ndarray | None) -> float:
-        if self.probe is None or self.probe_mean is None or vector is None or len(vector) != len(self.probe):
-            return 0.0
-        return float((np.asarray(vector, dtype=np.float64) - self.probe_mean) @ self.probe) + self.probe_bias
+        return _project(vector, self.probe, self.probe_mean, self.probe_bias)
+
+
+def _project(vector: np.ndarray | None, direction: np.ndarray | None, mean: np.ndarray | None, bias: float) -> float:
+    """A message's score on a fitted direction; 0 without one or for another encoder's vector."""
+    if direction is None or mean is None or vector is None or len(vector) != len(direction):
+        return 0.0
+    return float((np.asarray(vector, dtype=np.float64) - mean) @ direction) + bias
 
 
 @lru_cache(maxsize=1)
