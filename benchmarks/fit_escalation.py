@@ -22,26 +22,19 @@ Then:
    set written to be hard).
 2. With --write: the gate fitted on every set, into tui_router/decide/escalation-model.json.
 
-The gate's evidence includes the message's nearest neighbours among every set's labelled turns and
-option texts (the bank, written with --write to escalation-bank.npz beside the gate); held out,
-a set's rows see only the other sets' rows.
-
 Sets: the tuned-on ones (demo-bench, opsdesk, lifedesk, shopdesk) and the escalation bank
-(benchmarks/data/escalation/ and benchmarks/data/escalation-first-person/, <name>.toml +
-<name>-cases.toml: small catalogs with escalation options and labelled turns written for this fit,
-in domains no eval set covers). Never the blind sets. Prints aggregates only.
+(benchmarks/data/escalation/<name>.toml + <name>-cases.toml: small catalogs with escalation options
+and labelled turns written for this fit, in domains no eval set covers). Never the blind sets.
+Prints aggregates only.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import itertools
 import json
-import pickle
 import sys
 import time
-import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -61,9 +54,7 @@ from tui_router.decide.escalation import (  # noqa: E402
     apply_gate,
     gate_features,
     gate_log_odds,
-    neighbours_from_similarities,
     option_vector,
-    raised_mass,
     split_tilt,
 )
 from tui_router.embed import QUERY, Embedder  # noqa: E402
@@ -72,11 +63,9 @@ from tui_router.route import Router  # noqa: E402
 from tui_router.session import Turn, load_session  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
-# the escalation bank: small catalogs with labelled turns written for this fit, the agent's voice
-# (escalation/) and the customer's own (escalation-first-person/)
-BANKS = (DATA / "escalation", DATA / "escalation-first-person")
+BANK = DATA / "escalation"
 TUNED = ("demo-bench", "opsdesk", "lifedesk", "shopdesk")
-POS_WEIGHTS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0)
+POS_WEIGHTS = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 # the most tool-turn top-1 (acceptable, pooled over the tuned-on desk sets, held out) the gate may
 # cost: 1 point, about one turn per desk set, sent to a person instead of its tool
 TOP1_COST = 0.01
@@ -86,10 +75,6 @@ SPLIT_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)  # the split's tilt (
 SPLIT_RIDGE = 0.003
 ASK = "ask_user"  # in the fitting sets the "ask which one" option is called so; at run time its texts place it
 PULLS = (0.01, 0.1, 1.0, 10.0)  # L2 towards the identity gate, per unit of total case weight / 100
-# the neighbours feature: how many nearest bank rows per side it averages (3 beat 2, 5 and 10
-# leave-one-set-out on the twelve sets, docs/fitted-model.md); the bank ships beside the gate
-NEIGHBOURS_K = 3
-BANK_FILE = escalation.CONSTANTS.with_name("escalation-bank.npz")
 
 
 @dataclass
@@ -105,14 +90,13 @@ class Row:
     risks: dict[str, Risk | None]
     none_option: str
     vector: np.ndarray | None = None  # the message's e5 query vector (the probe's input)
-    sims: np.ndarray | None = None  # its cosines with every row of the neighbours' bank (filled in by main)
 
 
 def known_sets(also: tuple[Path, ...] = ()) -> dict[str, tuple[Path, Path]]:
     sets = {"demo-bench": (ROOT / "catalogs" / "demo.toml", ROOT / "sessions" / "demo-bench.toml")}
     for name in ("opsdesk", "lifedesk", "shopdesk"):
         sets[name] = (DATA / f"{name}.toml", DATA / f"{name}-cases.toml")
-    for folder in (*BANKS, *also):
+    for folder in (BANK, *also):
         for cases in sorted(folder.glob("*-cases.toml")):
             name = cases.name.removesuffix("-cases.toml")
             sets[f"bank-{name}"] = (folder / f"{name}.toml", cases)
@@ -194,9 +178,9 @@ def tilt_of(row: Row, split: GateModel | None) -> dict[str, float] | None:
 def decide(row: Row, weights: dict[str, float] | None, policy: PolicyConfig, split: GateModel | None = None) -> tuple[str, Action, str]:
     probabilities = row.probabilities
     if weights is not None and row.features is not None:
+        p = 1.0 / (1.0 + np.exp(-gate_log_odds(row.features, weights)))
         escalation_ids = {o for o, r in row.risks.items() if r is Risk.escalation}
-        p = raised_mass(probabilities, escalation_ids, gate_log_odds(row.features, weights))
-        probabilities = apply_gate(probabilities, escalation_ids, p, tilt_of(row, split))
+        probabilities = apply_gate(probabilities, escalation_ids, float(p), tilt_of(row, split))
     choice = argmax(probabilities, row.options)
     answer = Answer(choice=choice, probabilities=probabilities)
     banding = band_answer(answer, row.options, row.none_option, row.risks.get(choice), policy)
@@ -304,49 +288,15 @@ def choose_split(rows: list[Row], names: list[str]) -> tuple[float, int, int]:
     return -best[1], best[0], results[0][0]
 
 
-class Bank:
-    """The neighbours feature's bank: every set's labelled turns (each once) and option texts."""
-
-    def __init__(self, rows: list[Row]) -> None:
-        pool = [r for r in rows if r.condition in ("catalog", "text") and r.vector is not None]
-        self.vectors = np.stack([r.vector for r in pool]).astype(np.float32)
-        self.groups = np.asarray([r.group for r in pool])
-        self.escalation = np.asarray([r.kind == "escalation" for r in pool])
-        self._kept: dict[frozenset[str], np.ndarray] = {}
-        self._scores: dict[tuple[int, frozenset[str]], float] = {}
-
-    def similarities(self, rows: list[Row]) -> list[Row]:
-        return [r if r.vector is None else replace(r, sims=self.vectors @ r.vector.astype(np.float32)) for r in rows]
-
-    def score(self, row: Row, excluded: frozenset[str]) -> float:
-        """The row's neighbours feature over the bank without the `excluded` sets (held out)."""
-        if row.sims is None:
-            return 0.0
-        key = (id(row.sims), excluded)
-        if key not in self._scores:
-            if excluded not in self._kept:
-                self._kept[excluded] = ~np.isin(self.groups, list(excluded))
-            kept = self._kept[excluded]
-            self._scores[key] = neighbours_from_similarities(row.sims[kept], self.escalation[kept], NEIGHBOURS_K)
-        return self._scores[key]
+def with_probe(rows: list[Row], probe: Probe) -> list[Row]:
+    return [replace(r, features={**r.features, "probe": probe(r.vector)}) if r.features is not None else r for r in rows]
 
 
-def with_probe(rows: list[Row], probe: Probe, bank: Bank, excluded: frozenset[str]) -> list[Row]:
-    return [
-        replace(r, features={**r.features, "probe": probe(r.vector), "neighbours": bank.score(r, excluded)}) if r.features is not None else r
-        for r in rows
-    ]
-
-
-def cross_probed(rows: list[Row], groups: list[str], ridge: float, bank: Bank) -> list[Row]:
-    """Each group's rows with the probe fitted, and the neighbours found, without that group (and
-    without any set outside `groups`), so the gate sees honest scores."""
+def cross_probed(rows: list[Row], groups: list[str], ridge: float) -> list[Row]:
+    """Each group's rows with the probe fitted without that group (so the gate sees honest probe scores)."""
     out = []
-    outside = frozenset(r.group for r in rows) - set(groups)
     for g in groups:
-        out += with_probe(
-            [r for r in rows if r.group == g], fit_probe([r for r in rows if r.group != g and r.group in groups], ridge), bank, outside | {g}
-        )
+        out += with_probe([r for r in rows if r.group == g], fit_probe([r for r in rows if r.group != g and r.group in groups], ridge))
     return out
 
 
@@ -406,39 +356,13 @@ def pooled(results: list[tuple[str, str, dict, dict]], which: int, metric: str, 
     return num / den if den else float("nan")
 
 
-def write_bank(bank: Bank) -> None:
-    """The neighbours' bank as an .npz np.load reads, byte for byte the same for the same fit (fixed
-    zip timestamps); float16: the cosines move by under 1e-3 and the file is half the size."""
-    with zipfile.ZipFile(BANK_FILE, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, array in (("vectors", bank.vectors.astype(np.float16)), ("escalation", bank.escalation)):
-            buffer = io.BytesIO()
-            np.save(buffer, array)
-            archive.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0)), buffer.getvalue(), zipfile.ZIP_DEFLATED)
-
-
-def _load_cache(path: Path | None, names: list[str]) -> tuple[list[Row], PolicyConfig, dict] | None:
-    """The cached routings of `names` (None when there is no cache or it lacks a set)."""
-    if path is None or not path.is_file():
-        return None
-    with path.open("rb") as f:
-        held, rows, policy, vectors = pickle.load(f)
-    if not set(names) <= set(held):
-        return None
-    keep = set(names)
-    return [r for r in rows if r.group in keep], policy, {k: v for k, v in vectors.items() if k in keep}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write tui_router/decide/escalation-model.json")
     parser.add_argument("--sets", default="", help="comma-separated set names (default: all tuned-on sets and the bank)")
     parser.add_argument(
         "--also", action="append", type=Path, default=[], metavar="DIR",
-        help="a further folder of bank catalogs to fit on (<name>.toml + <name>-cases.toml)",
-    )
-    parser.add_argument(
-        "--cache", type=Path, default=None, metavar="FILE",
-        help="keep the recorded routings in FILE (pickle) and reuse them when it holds every set asked for (for trying settings; delete it when the head changes)",
+        help="a further folder of bank catalogs to fit on (e.g. benchmarks/data/escalation-first-person, kept out by default: see docs/fitted-model.md)",
     )
     args = parser.parse_args()
     missing = [d for d in args.also if not d.is_dir()]
@@ -453,15 +377,10 @@ def main() -> int:
         return 2
     started = time.perf_counter()
     semantic.escalate = _recording  # record the evidence; the gate changes nothing while recording
-    cached = _load_cache(args.cache, names)
-    embedder = None if cached else Embedder(remember=20000)
+    embedder = Embedder(remember=20000)
     rows: list[Row] = []
     policy = None
-    if cached:
-        rows, policy, vectors = cached
-        OPTION_VECTORS.update(vectors)
-    for name in [] if cached else names:
-        assert embedder is not None
+    for name in names:
         catalog_path, cases_path = sets[name]
         catalog = load_catalog(catalog_path)
         turns = load_session(cases_path).labelled()
@@ -474,9 +393,6 @@ def main() -> int:
         OPTION_VECTORS[name] = {
             o: option_vector(np.stack([r.vector for r in texts if r.label == o])) for o in catalog.escalation_ids if any(r.label == o for r in texts)
         }
-    if args.cache and not cached:
-        with args.cache.open("wb") as f:
-            pickle.dump((names, rows, policy, OPTION_VECTORS), f)
     routed = [r for r in rows if r.condition != "text"]
     if not any(r.features is not None for r in routed):  # the hook's signature moved and routing fell back
         print("no gate evidence was recorded: does _recording still match escalation.escalate?", file=sys.stderr)
@@ -484,8 +400,6 @@ def main() -> int:
     print(f"recorded {len(routed)} routings and {len(rows) - len(routed)} option texts over {len(names)} sets in {time.perf_counter() - started:.0f} s; "
           f"escalation turns {sum(r.kind == 'escalation' for r in routed) // 3}")
     assert policy is not None
-    bank = Bank(rows)
-    rows = bank.similarities(rows)
     split_weight, right, right_before = choose_split(rows, names)
     print(f"split weight {split_weight:g}: {right} escalation turns split right held out ({right_before} without the split)")
 
@@ -495,11 +409,9 @@ def main() -> int:
             results = []
             for held in names:
                 others = [n for n in names if n != held]
-                train = cross_probed(rows, others, ridge, bank)
+                train = cross_probed(rows, others, ridge)
                 weights = fit_gate(train, pos_weight, pull)
-                held_rows = with_probe(
-                    [r for r in rows if r.group == held], fit_probe([r for r in rows if r.group != held], ridge), bank, frozenset({held})
-                )
+                held_rows = with_probe([r for r in rows if r.group == held], fit_probe([r for r in rows if r.group != held], ridge))
                 split = fit_split([r for r in rows if r.group != held], split_weight)
                 for cond in ("catalog", "few", "loo"):
                     test = [r for r in held_rows if r.condition == cond]
@@ -526,7 +438,7 @@ def main() -> int:
         return 1
     summary, pos_weight, pull, ridge, results = best
     table(f"Leave-one-set-out, pos_weight {pos_weight:g}, pull {pull:g}, probe ridge {ridge:g} (before = no gate)", results)
-    weights = fit_gate(cross_probed(rows, names, ridge, bank), pos_weight, pull)
+    weights = fit_gate(cross_probed(rows, names, ridge), pos_weight, pull)
     probe = fit_probe(rows, ridge)
     split = fit_split(rows, split_weight)
     assert split.split is not None and split.split_mean is not None
@@ -547,7 +459,6 @@ def main() -> int:
                         "mean": [round(float(v), 6) for v in probe.mean],
                         "direction": [round(float(v), 6) for v in probe.direction],
                     },
-                    "neighbours": {"file": BANK_FILE.name, "k": NEIGHBOURS_K, "rows": len(bank.vectors)},
                     "split": {
                         "weight": split_weight,
                         "bias": round(split.split_bias, 6),
@@ -560,8 +471,7 @@ def main() -> int:
             + "\n",
             encoding="utf-8",
         )
-        write_bank(bank)
-        print(f"wrote {escalation.CONSTANTS.relative_to(ROOT)} and {BANK_FILE.relative_to(ROOT)}")
+        print(f"wrote {escalation.CONSTANTS.relative_to(ROOT)}")
     print(f"{time.perf_counter() - started:.0f} s")
     return 0
 

@@ -21,7 +21,6 @@ from tui_router.decide.escalation import (
     gate_features,
     gate_model,
     load_gate_model,
-    neighbour_score,
     option_vector,
     split_tilt,
 )
@@ -120,44 +119,6 @@ def test_the_shipped_gate_is_complete_and_damaged_files_fail_in_one_sentence(tmp
             load_gate_model(bad)
     assert GateModel(dict(IDENTITY)).probe_score(np.ones(384)) == 0.0
     assert model.probe_score(np.ones(3)) == 0.0  # another encoder's vector: no probe evidence
-
-
-def test_the_neighbours_feature_compares_the_nearest_escalation_rows_with_the_nearest_others() -> None:
-    """10 x (mean cosine of the k nearest escalation rows - of the k nearest other rows)."""
-    bank = np.asarray([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
-    escalation = np.asarray([True, True, False, False])
-    message = np.asarray([1.0, 0.0, 0.0])
-    assert neighbour_score(message, bank, escalation, 1) == pytest.approx(10.0 * (1.0 - 0.0))
-    assert neighbour_score(message, bank, escalation, 2) == pytest.approx(10.0 * (0.9 - 0.0))
-    assert neighbour_score(np.asarray([0.0, 1.0, 0.0]), bank, escalation, 1) == pytest.approx(10.0 * (0.6 - 1.0))
-    assert neighbour_score(np.ones(4), bank, escalation, 1) == 0.0  # another encoder's vector
-    assert neighbour_score(message, bank, np.ones(4, dtype=bool), 1) == 0.0  # a bank with one side only
-    assert neighbour_score(message, None, None, 3) == 0.0
-    assert GateModel(dict(IDENTITY)).neighbour_score(message) == 0.0
-
-
-def test_the_shipped_neighbours_bank_loads_and_a_damaged_one_fails_in_one_sentence(tmp_path: Path) -> None:
-    model = gate_model()
-    assert model.bank is not None and model.bank_escalation is not None
-    assert model.bank.shape[1] == 384 and model.bank_escalation.shape == (len(model.bank),)
-    assert 0 < model.bank_escalation.sum() < len(model.bank)  # both sides
-    assert model.weights["neighbours"] > 0  # nearer to requests for a person: more likely one
-    raw = json.loads(CONSTANTS.read_text(encoding="utf-8"))
-    assert raw["neighbours"]["rows"] == len(model.bank)
-    # the data file names a bank that is absent, damaged, or of the wrong shape
-    gate = tmp_path / "gate.json"
-    gate.write_text(json.dumps({"neighbours": {"file": "bank.npz", "k": 3}}), encoding="utf-8")
-    with pytest.raises(ConfigError, match="cannot be read"):
-        load_gate_model(gate)
-    (tmp_path / "bank.npz").write_bytes(b"not a zip")
-    with pytest.raises(ConfigError, match="cannot be read"):
-        load_gate_model(gate)
-    np.savez(tmp_path / "bank.npz", vectors=np.ones((3, 4), dtype=np.float16), escalation=np.ones(2, dtype=bool))
-    with pytest.raises(ConfigError, match="cannot be read"):
-        load_gate_model(gate)
-    np.savez(tmp_path / "bank.npz", vectors=np.eye(3, dtype=np.float16), escalation=np.asarray([True, False, False]))
-    loaded = load_gate_model(gate)
-    assert loaded.bank is not None and loaded.neighbour_score(np.asarray([1.0, 0.0, 0.0])) == pytest.approx(10.0)
 
 
 # -- with the real model ------------------------------------------------------------------------
@@ -280,12 +241,6 @@ def test_the_demo_vague_request_is_not_executed_and_ask_user_is_the_first_altern
     ranked = sorted(vague.probabilities, key=lambda o: -vague.probabilities[o])
     assert ranked[0] == "ask_user" or ranked[1] == "ask_user"
     assert vague.probabilities["ask_user"] > 0.3  # before the gate: 0.065
-    # a policy exception in the customer's own voice: no longer the refund tool in the high band
-    # (before the neighbours feature: refund_payment 0.92, high band; human_review 0.05)
-    exception = router.route("I want an exception to the refund policy, I'm 3 days past the window")
-    ranked = sorted(exception.probabilities, key=lambda o: -exception.probabilities[o])
-    assert "human_review" in ranked[:2] and exception.probabilities["human_review"] > 0.1
-    assert exception.band.value != "high" and exception.action is not Action.execute
     # a precise request on the same catalog still executes
     precise = router.route("Close ticket 4410 as resolved")
     assert precise.choice == "update_ticket" and precise.action is Action.execute

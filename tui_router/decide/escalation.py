@@ -17,15 +17,10 @@ P(escalation) over evidence that carries across catalogs, and no phrase list:
   several catalogs, and on those catalogs' escalation options' own texts (when_to_use, examples),
   against their tool and none turns and tool texts (what "a person should see this" looks like
   across catalogs: a contested charge, a grievance, a request with no object), shipped as numbers
-  in the data file, not as sentences;
-- the message's nearest neighbours in the same bank: how much closer its few nearest escalation
-  turns and escalation-option texts are than its few nearest tool and none turns and tool texts
-  (a linear probe reads one direction; a policy exception in the customer's own voice sits close
-  to such requests of other catalogs while its topic, a refund, points at the tool). The bank's
-  vectors ship as a float16 array beside the data file (escalation-bank.npz), not as sentences.
+  in the data file, not as sentences.
 
-The gate's probability becomes the total mass of the escalation options (never less than the
-distribution gave them: the step only adds); every other option keeps its share of the rest. The escalation options share it as the distribution had it, tilted by a
+The gate's probability becomes the total mass of the escalation options; every other option keeps
+its share of the rest. The escalation options share it as the distribution had it, tilted by a
 second probe (the split): a direction in the same space fitted on escalation turns and texts,
 "ask which one" (a request that names no object) against "a person decides" (a contest, an
 exception, a legal or staff matter). Each escalation option's place on that direction is read from
@@ -40,7 +35,6 @@ from __future__ import annotations
 
 import json
 import math
-import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -66,14 +60,11 @@ FEATURES = (
     "args_missing",
     "none_logit",
     "probe",
-    "neighbours",
 )
 # the gate that changes nothing: P(escalation) = the distribution's own escalation mass
 IDENTITY = {name: (1.0 if name == "base_logit" else 0.0) for name in FEATURES}
 LOGIT_CAP = 12.0
 _EPS = 1e-9
-# cosines of e5 vectors differ by hundredths; x10 puts the neighbours' evidence on the others' scale
-NEIGHBOUR_SCALE = 10.0
 
 
 def logit(p: float) -> float:
@@ -91,12 +82,6 @@ class GateModel:
     split_mean: np.ndarray | None = None
     split_weight: float = 0.0
     split_bias: float = 0.0
-    bank: np.ndarray | None = None  # e5 query vectors of labelled turns and option texts (rows)
-    bank_escalation: np.ndarray | None = None  # per bank row: an escalation turn or text
-    neighbours_k: int = 3
-
-    def neighbour_score(self, vector: np.ndarray | None) -> float:
-        return neighbour_score(vector, self.bank, self.bank_escalation, self.neighbours_k)
 
     def split_score(self, vector: np.ndarray | None) -> float:
         return _project(vector, self.split, self.split_mean, self.split_bias)
@@ -112,22 +97,6 @@ def _project(vector: np.ndarray | None, direction: np.ndarray | None, mean: np.n
     return float((np.asarray(vector, dtype=np.float64) - mean) @ direction) + bias
 
 
-def neighbour_score(vector: np.ndarray | None, bank: np.ndarray | None, escalation: np.ndarray | None, k: int) -> float:
-    """NEIGHBOUR_SCALE x (mean cosine of the k nearest escalation rows of the bank - of the k nearest
-    other rows); 0 without a bank or for another encoder's vector."""
-    if bank is None or escalation is None or vector is None or len(vector) != bank.shape[1]:
-        return 0.0
-    return neighbours_from_similarities(bank @ np.asarray(vector, dtype=np.float32), escalation, k)
-
-
-def neighbours_from_similarities(sims: np.ndarray, escalation: np.ndarray, k: int) -> float:
-    """`neighbour_score` from the message's cosines with every bank row."""
-    if escalation.all() or not escalation.any():
-        return 0.0
-    near = [np.sort(side)[-k:].mean() for side in (sims[escalation], sims[~escalation])]
-    return NEIGHBOUR_SCALE * float(near[0] - near[1])
-
-
 @lru_cache(maxsize=1)
 def gate_model() -> GateModel:
     """The gate benchmarks/fit_escalation.py wrote beside this module."""
@@ -137,13 +106,7 @@ def gate_model() -> GateModel:
 def load_gate_model(path: Path) -> GateModel:
     """A gate from its data file (the identity gate when there is none)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return GateModel(dict(IDENTITY))
-    except OSError as exc:
-        raise ConfigError(f"the escalation step's fitted constants ({path}) cannot be read ({exc}); reinstall tui-router") from None
-    try:
-        raw = json.loads(text)
+        raw = json.loads(path.read_text(encoding="utf-8"))
         weights = raw.get("weights", {})
         probe = raw.get("probe")
         if probe and len(probe["direction"]) != len(probe["mean"]):
@@ -151,14 +114,6 @@ def load_gate_model(path: Path) -> GateModel:
         split = raw.get("split")
         if split and len(split["direction"]) != len(split["mean"]):
             raise ValueError("the split's direction and mean differ in length")
-        bank = bank_escalation = None
-        neighbours = raw.get("neighbours")
-        if neighbours:
-            with np.load(path.with_name(neighbours["file"])) as arrays:
-                bank = arrays["vectors"].astype(np.float32)
-                bank_escalation = arrays["escalation"].astype(bool)
-            if bank.ndim != 2 or bank_escalation.shape != (len(bank),):
-                raise ValueError("the neighbours' vectors and labels differ in shape")
         return GateModel(
             {name: float(weights.get(name, IDENTITY[name])) for name in FEATURES},
             np.asarray(probe["direction"], dtype=np.float64) if probe else None,
@@ -168,11 +123,10 @@ def load_gate_model(path: Path) -> GateModel:
             np.asarray(split["mean"], dtype=np.float64) if split else None,
             float(split["weight"]) if split else 0.0,
             float(split["bias"]) if split else 0.0,
-            bank,
-            bank_escalation,
-            int(neighbours["k"]) if neighbours else 3,
         )
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, zipfile.BadZipFile) as exc:  # a damaged install: one sentence, not a traceback
+    except FileNotFoundError:
+        return GateModel(dict(IDENTITY))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:  # a damaged install: one sentence, not a traceback
         raise ConfigError(f"the escalation step's fitted constants ({path}) cannot be read ({exc}); reinstall tui-router") from None
 
 
@@ -196,7 +150,6 @@ def gate_features(
     probabilities: dict[str, float],
     none_option: str,
     probe: float = 0.0,
-    neighbours: float = 0.0,
 ) -> dict[str, float] | None:
     """The gate's evidence for one message (None when no escalation option or no tool is offered).
 
@@ -233,7 +186,6 @@ def gate_features(
         "args_missing": args_missing(catalog, leading, message),
         "none_logit": logit(probabilities.get(none_option, 0.0)),
         "probe": probe,
-        "neighbours": neighbours,
     }
 
 
@@ -291,19 +243,8 @@ def escalate(
     `vector`: the message's e5 query vector (for the probes); `option_vectors`: each escalation
     option's `option_vector` (for the split; without them the options keep their proportions)."""
     model = gate_model() if model is None else model
-    features = gate_features(
-        catalog, message, tools, rows, columns, probabilities, none_option, model.probe_score(vector), model.neighbour_score(vector)
-    )
+    features = gate_features(catalog, message, tools, rows, columns, probabilities, none_option, model.probe_score(vector))
     if features is None:
         return probabilities
-    escalation = set(catalog.escalation_ids)
-    p = raised_mass(probabilities, escalation, gate_log_odds(features, model.weights))
-    return apply_gate(probabilities, escalation, p, split_tilt(model, vector, option_vectors))
-
-
-def raised_mass(probabilities: dict[str, float], escalation: set[str], log_odds: float) -> float:
-    """The escalation options' mass after the gate: its probability, never below the mass the
-    distribution already gave them (a request the catalog's own escalation texts already take, such
-    as an erasure request on the demo catalog that no bank turn resembles, keeps it)."""
-    p = 1.0 / (1.0 + math.exp(-log_odds))
-    return max(p, sum(v for o, v in probabilities.items() if o in escalation))
+    p = 1.0 / (1.0 + math.exp(-gate_log_odds(features, model.weights)))
+    return apply_gate(probabilities, set(catalog.escalation_ids), p, split_tilt(model, vector, option_vectors))
