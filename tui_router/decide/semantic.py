@@ -98,6 +98,19 @@ _THRESHOLDS = _FITTED.get("thresholds")
 DEFAULT_THRESHOLDS = (float(_THRESHOLDS["high"]), float(_THRESHOLDS["medium"])) if _THRESHOLDS else None
 # whether none: log-odds weights
 NONE_WEIGHTS = {k: float(v) for k, v in _FITTED["none_weights"].items()}
+# label terms (issue 12, labels never hurt): exactly 0 when nothing is taught, so catalog-only routing
+# is what the weights above give; fitted apart, with those weights frozen, on cross-validated k-label
+# groups (benchmarks/fit_label_terms.py --write). Per offered option: the labels' change of its head
+# score, its labelled exemplars' best similarity (0 for an option without labels), its label count
+# n / (n + LABEL_COUNT_HALF), its share of the nearest labelled turns. For the none step: the
+# labels' change of head_none, the none option's label count and its share of the nearest labelled turns.
+LABEL_FEATURES = ("label_head_shift", "label_exemplar", "label_count", "label_knn")
+LABEL_NONE_FEATURES = ("label_head_none_shift", "label_none_count", "label_none_knn")
+LABEL_COUNT_HALF = 2.0
+LABEL_KNN = 5  # label_knn: the option's share of the message's LABEL_KNN nearest labelled turns
+_LABEL_TERMS = _FITTED.get("label_terms", {})
+LABEL_WEIGHTS = tuple(float(_LABEL_TERMS.get("tool_weights", {}).get(k, 0.0)) for k in LABEL_FEATURES)
+LABEL_NONE_WEIGHTS = {k: float(_LABEL_TERMS.get("none_weights", {}).get(k, 0.0)) for k in LABEL_NONE_FEATURES}
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_PHRASE_WEIGHT = 4.0  # none log-odds when the local backend's injection patterns match
 SUGGEST_MIN_COSINE = 0.87  # an exemplar this close suggests its label as a candidate
@@ -142,6 +155,19 @@ class Observation:
     injection_phrase: bool = False  # the local backend's injection patterns match
     llm_cues: int = 0  # "an assistant answers this itself" cue words the catalog does not use (max 2)
     head_none: float = 0.0  # the fitted head's none score minus its best offered tool score
+    # (len(tools), len(LABEL_FEATURES)) and the none step's label terms: None when nothing is taught
+    label_features: np.ndarray | None = None
+    label_none: dict[str, float] | None = None
+
+    def label_scores(self, weights: Sequence[float]) -> np.ndarray | float:
+        if self.label_features is None:
+            return 0.0
+        return self.label_features @ np.asarray(weights, dtype=np.float64)
+
+    def label_none_log_odds(self, weights: dict[str, float]) -> float:
+        if not self.label_none:
+            return 0.0
+        return sum(weights.get(k, 0.0) * v for k, v in self.label_none.items())
 
     def none_features(self, pooled: float) -> dict[str, float]:
         en = self.english
@@ -177,17 +203,29 @@ def distribution(
     none_weights: dict[str, float] | None = None,
     temperature: float = 1.0,
     none_bias: float = 0.0,
+    label_weights: Sequence[float] | None = None,
+    label_none_weights: dict[str, float] | None = None,
 ) -> tuple[dict[str, float], float]:
     """(P over the offered tools, P(none)): which tool, times whether any."""
     none_weights = NONE_WEIGHTS if none_weights is None else none_weights
+    label_weights = LABEL_WEIGHTS if label_weights is None else label_weights
+    label_none_weights = LABEL_NONE_WEIGHTS if label_none_weights is None else label_none_weights
     if not obs.tools:
         return {}, 1.0
     scores = obs.tool_features @ np.asarray(tool_weights, dtype=np.float64) / temperature
     peak = float(scores.max())
     exp = np.exp(scores - peak)
+    # the none step reads the catalog-only pooled score: the label terms choose among the tools, and
+    # tell the none step what labels say through its own terms (the two do not leak into each other)
     pooled = peak + math.log(float(exp.sum()))
+    if obs.label_features is not None:
+        scores = scores + obs.label_scores(label_weights) / temperature
+        exp = np.exp(scores - float(scores.max()))
     within = exp / exp.sum()
-    p_none = 1.0 / (1.0 + math.exp(-none_log_odds(obs, pooled, none_weights, none_bias)))
+    odds = none_log_odds(obs, pooled, none_weights, none_bias)
+    if obs.label_none:
+        odds = max(-LOGIT_CAP, min(LOGIT_CAP, odds + obs.label_none_log_odds(label_none_weights)))
+    p_none = 1.0 / (1.0 + math.exp(-odds))
     return {t: float(p) * (1.0 - p_none) for t, p in zip(obs.tools, within, strict=True)}, p_none
 
 
@@ -418,7 +456,10 @@ class SemanticBackend(DecisionBackend):
             cos_max = max(cos_max, cos)
         head_tools = [head[head_at[o]] for o in tools if o in head_at]
         head_none = float(head[head_at[none_option]] - max(head_tools)) if head_tools and none_option in head_at else 0.0
+        label_features, label_none = self._label_terms(vector, holdout, head, tools, exemplar, head_none)
         return Observation(
+            label_features=label_features,
+            label_none=label_none,
             head_none=head_none,
             tools=tools,
             tool_features=np.asarray(rows, dtype=np.float64).reshape(len(tools), len(TOOL_FEATURES)),
@@ -430,6 +471,49 @@ class SemanticBackend(DecisionBackend):
             injection_phrase=injection_shaped(message),
             llm_cues=self.lexical.assistant_cues(message),
         )
+
+    def _label_terms(
+        self, vector: np.ndarray, holdout: str | None, head: np.ndarray, tools: list[str], exemplar: dict[str, float], head_none: float
+    ) -> tuple[np.ndarray | None, dict[str, float] | None]:
+        """The label terms of the decision (LABEL_FEATURES, LABEL_NONE_FEATURES): None when no label
+        is taught (the held-out turn aside), so catalog-only routing never sees them."""
+        skip = normalise_message(holdout) if holdout else None
+        counts: dict[str, int] = {}
+        held = [i for i, key in enumerate(self._keys) if key == skip] if skip else []
+        for label in self._labels:
+            counts[label] = counts.get(label, 0) + 1
+        for i in held:
+            counts[self._labels[i]] -= 1
+        counts = {label: n for label, n in counts.items() if n > 0}
+        if not counts or not tools:
+            return None, None
+        sims = self._vectors @ vector
+        sims[held] = -np.inf
+        nearest = np.argsort(-sims, kind="stable")[: min(LABEL_KNN, len(self._labels) - len(held))]
+        knn: dict[str, float] = {}
+        for j in nearest.tolist():
+            knn[self._labels[j]] = knn.get(self._labels[j], 0.0) + 1.0 / LABEL_KNN
+        prior = self.head.prior_scores(vector)
+        at = self.head.position
+        none_option = self.catalog.none_option
+        rows = [
+            (
+                float(head[at[o]] - prior[at[o]]) if o in at else 0.0,
+                float(example_feature(exemplar[o])) if o in counts and o in exemplar else 0.0,
+                counts.get(o, 0) / (counts.get(o, 0) + LABEL_COUNT_HALF),
+                knn.get(o, 0.0),
+            )
+            for o in tools
+        ]
+        prior_tools = [prior[at[o]] for o in tools if o in at]
+        prior_none = float(prior[at[none_option]] - max(prior_tools)) if prior_tools and none_option in at else 0.0
+        n_none = counts.get(none_option, 0)
+        none_terms = {
+            "label_head_none_shift": head_none - prior_none,
+            "label_none_count": n_none / (n_none + LABEL_COUNT_HALF),
+            "label_none_knn": knn.get(none_option, 0.0),
+        }
+        return np.asarray(rows, dtype=np.float64).reshape(len(tools), len(LABEL_FEATURES)), none_terms
 
     def _embed_escalation_texts(self) -> dict[str, np.ndarray]:
         """Each escalation option's own texts, embedded at load (the escalation step's split reads them)."""
