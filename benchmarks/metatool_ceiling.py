@@ -146,10 +146,15 @@ def main() -> int:
     offered_right = offered_tools = 0
     timings: dict[str, float] = {}
 
+    by_fold: dict[tuple[str, int], Scorer] = {}  # is a gain there in every fold, or in one?
+    fold = 0
+
     def score(name: str, choice: str | None, case: LabelledCase) -> None:
         scorers.setdefault(name, Scorer()).add(choice, case, none)
+        by_fold.setdefault((name, fold), Scorer()).add(choice, case, none)
 
     for f in range(args.folds):
+        fold = f
         test = [c for i, c in enumerate(cases) if fold_of[i] == f]
         train = [c for i, c in enumerate(cases) if fold_of[i] != f]
         taught = pick(train, args.k, args.seed + f, none, "natural") if args.k else []
@@ -256,6 +261,9 @@ def main() -> int:
     best = max(keeps_none.items(), key=lambda kv: kv[1].cells()[0])
     print(f"\nbest top-1 with none recall not below the decision's: {best[0]} {best[1].cells()[0]:.3f} / none recall {best[1].cells()[1]:.3f}; "
           f"timings (s): " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()), flush=True)
+    for name in ("(e) decision (semantic backend)", best[0]):
+        cells = [by_fold[(name, f)].cells() for f in range(args.folds)]
+        print(f"per fold, {name}: " + ", ".join(f"{a:.3f} / {b:.2f}" for a, b in cells))
     return 0
 
 
