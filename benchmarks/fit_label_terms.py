@@ -31,7 +31,6 @@ import random
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fit_semantic import TRANSLATED, Case, Condition, backend_for, executes, observe_all, wrong_execute  # noqa: E402
+from learning_curve import pick_pairs  # noqa: E402
 
 from tui_router.catalog import Catalog, load_catalog  # noqa: E402
 from tui_router.decide import semantic  # noqa: E402
@@ -55,23 +55,9 @@ L2 = 1e-2  # the label terms are few, but the groups are small: keep them near 0
 
 
 def pick(train: list[Turn], k: int, seed: int, none_option: str) -> list[tuple[str, str]]:
-    """Up to k labelled turns per option from `train`; the none option at the tools' rate
+    """Up to k labelled turns per option from `train`, the none option at the tools' rate
     (learning_curve.pick with --none-rate natural)."""
-    by_label: dict[str, list[Turn]] = defaultdict(list)
-    for turn in train:
-        by_label[turn.label or ""].append(turn)
-    rng = random.Random(seed)
-    tool_counts = [len(v) for label, v in by_label.items() if label != none_option]
-    mean = sum(tool_counts) / len(tool_counts) if tool_counts else 1.0
-    out = []
-    for label in sorted(by_label):
-        members = by_label[label][:]
-        rng.shuffle(members)
-        take = k
-        if label == none_option:
-            take = max(k, round(min(1.0, k / mean) * len(members)))
-        out += [(label, t.message) for t in members[:take]]
-    return out
+    return pick_pairs([(t.label or "", t.message) for t in train], k, seed, none_option)
 
 
 def k_groups(name: str, catalog: Catalog, turns: list[Turn], k: int, label_pool: list[Turn] | None = None) -> list[Case]:

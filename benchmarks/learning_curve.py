@@ -57,9 +57,14 @@ def pick(train: list[LabelledCase], k: int, seed: int, none_option: str, none_ra
     option is one class for every kind of request no tool serves: with none_rate "natural" it gets
     labels at the rate the tools do (k / the mean turns per tool in `train`, times its own turns),
     as an operator labelling turns as they come would give it; with "k", k like any option."""
-    by_label: dict[str, list[LabelledCase]] = defaultdict(list)
-    for case in train:
-        by_label[case.turn.label or ""].append(case)
+    return pick_pairs([(c.turn.label or "", c.turn.message) for c in train], k, seed, none_option, none_rate)
+
+
+def pick_pairs(train: list[tuple[str, str]], k: int, seed: int, none_option: str, none_rate: str = "natural") -> list[tuple[str, str]]:
+    """`pick` over (label, message) pairs (benchmarks/fit_label_terms.py draws its groups the same way)."""
+    by_label: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for pair in train:
+        by_label[pair[0]].append(pair)
     rng = random.Random(seed)
     tool_counts = [len(v) for label, v in by_label.items() if label != none_option]
     mean = sum(tool_counts) / len(tool_counts) if tool_counts else 1.0
@@ -70,7 +75,7 @@ def pick(train: list[LabelledCase], k: int, seed: int, none_option: str, none_ra
         take = k
         if label == none_option and none_rate == "natural":
             take = max(k, round(min(1.0, k / mean) * len(members)))
-        out += [(label, c.turn.message) for c in members[:take]]
+        out += members[:take]
     return out
 
 
