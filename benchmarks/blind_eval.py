@@ -8,6 +8,7 @@ on each set and prints one table of aggregate metrics, one row per set.
     python benchmarks/blind_eval.py --backend bm25
     python benchmarks/blind_eval.py --with-labels        # leave-one-out learning from the set's own labels
     python benchmarks/blind_eval.py --json               # the same aggregates as one JSON object
+    python benchmarks/blind_eval.py --by-tag             # also one row per set and turn tag (counts and rates)
 
 Conditions:
   catalog only (default)  the router sees only the set's catalog: `eval --no-learn`, with the config's
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", metavar="PATH", help="config file (default: as for tui-router)")
     parser.add_argument("--sets", default=str(BLIND), metavar="DIR", help=argparse.SUPPRESS)  # for the tests
     parser.add_argument("--json", action="store_true", help="print the aggregates as one JSON object")
+    parser.add_argument("--by-tag", action="store_true", help="also one row per set and turn tag (still aggregates: counts and rates)")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -91,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             config = config.model_copy(update={"local": config.local.model_copy(update={"examples": []})})
         folder = Path(args.sets)
         rows: dict[str, dict[str, float | int | None]] = {}
+        tag_rows: dict[str, dict[str, float | int | None]] = {}
         learning = model = ""
         for name in SETS:
             catalog_path, cases_path = folder / f"{name}.toml", folder / f"{name}-cases.toml"
@@ -99,6 +102,16 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             report = run_eval([cases_path], config, backend=backend, catalog=load_catalog(str(catalog_path)), learn=args.with_labels)
             rows[name] = aggregates(report)
+            for tag, group in sorted(report.per_tag.items()):
+                tag_rows[f"{name} / {tag}"] = {
+                    "turns": group.n,
+                    "tool_turns": group.tool_cases,
+                    "top1_acceptable": group.top1_acceptable.value,
+                    "retrieval_recall": group.retrieval_recall.value,
+                    "none_turns": group.none_cases,
+                    "none_recall": group.none_recall.value,
+                    "fallback_rate": group.fallback_rate.value,
+                }
             learning, model = report.learning, f"{report.backend} / {report.model}"
     except UserError as exc:  # messages name files and fields, never a turn's text
         print(f"blind_eval: {exc.message}", file=sys.stderr)
@@ -108,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     source = "--backend" if args.backend else "the configured default"
     condition = "with labels (leave-one-out)" if args.with_labels else "catalog only"
     if args.json:
-        print(json.dumps({"backend": resolved, "backend_from": source, "model": model, "condition": condition, "learning": learning, "sets": rows}))
+        out = {"backend": resolved, "backend_from": source, "model": model, "condition": condition, "learning": learning, "sets": rows}
+        if args.by_tag:
+            out["tags"] = tag_rows
+        print(json.dumps(out))
         return 0
     print(f"backend: {resolved} ({source}{', auto' if backend == 'auto' else ''}); model: {model}")
     print(f"condition: {condition}; learning: {learning}")
@@ -119,6 +135,14 @@ def main(argv: list[str] | None = None) -> int:
         cells = [r["top1"], r["top1_acceptable"], r["retrieval_recall"], r["none_precision"], r["none_recall"],
                  r["missed_review_rate"], r["wrong_execute_rate"], r["fallback_rate"], r["ece"]]
         print(f"| {name} | {r['turns']} | " + " | ".join(_cell(c) for c in cells) + " |")
+    if args.by_tag:
+        print()
+        print("| set / tag | turns | tool turns | top-1 (acc.) | retrieval recall | none turns | none R | fallback |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for name, r in tag_rows.items():
+            cells = [r["top1_acceptable"], r["retrieval_recall"]]
+            print(f"| {name} | {r['turns']} | {r['tool_turns']} | " + " | ".join(_cell(c) for c in cells)
+                  + f" | {r['none_turns']} | {_cell(r['none_recall'])} | {_cell(r['fallback_rate'])} |")
     return 0
 
 

@@ -56,6 +56,23 @@ def test_json_is_aggregates_only() -> None:
     assert not any(m in proc.stdout for m in messages())
 
 
+def test_by_tag_rows_count_the_tags_and_show_no_turn_text() -> None:
+    proc = run("--backend", "bm25", "--by-tag")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split("|")[1].strip(): line.split("|") for line in proc.stdout.splitlines() if " / " in line and line.startswith("| ") and not line.startswith("| set / tag")}
+    expected: dict[str, int] = {}
+    for name in ("labdesk", "citydesk"):
+        data = tomllib.loads((BLIND / f"{name}-cases.toml").read_text(encoding="utf-8"))
+        for turn in data["turns"]:
+            for tag in turn.get("tags", []):
+                expected[f"{name} / {tag}"] = expected.get(f"{name} / {tag}", 0) + 1
+    assert {k: int(v[2]) for k, v in rows.items()} == expected
+    assert rows["labdesk / escalation"][2].strip() == "17" and rows["citydesk / injection"][2].strip() == "8"
+    assert not any(m in proc.stdout + proc.stderr for m in messages())
+    as_json = json.loads(run("--backend", "bm25", "--by-tag", "--json").stdout)
+    assert {k: v["turns"] for k, v in as_json["tags"].items()} == expected
+
+
 def test_unknown_backend_is_one_sentence_and_exit_2() -> None:
     proc = run("--backend", "bm26")
     assert proc.returncode == 2
