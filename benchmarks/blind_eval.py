@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     from tui_router.decide import BACKENDS, resolve_backend
     from tui_router.errors import UserError, did_you_mean
     from tui_router.evaluate import run_eval
+    from tui_router.policy import Action
 
     try:
         config = load_config(args.config)
@@ -103,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
             report = run_eval([cases_path], config, backend=backend, catalog=load_catalog(str(catalog_path)), learn=args.with_labels)
             rows[name] = aggregates(report)
             for tag, group in sorted(report.per_tag.items()):
+                # missed review as the report counts it, over this tag's escalation-labelled turns
+                reviews = [r for r in report.turns if tag in r.tags and r.is_escalation]
+                missed = sum(not (r.correct and r.action == Action.escalate.value) for r in reviews)
                 tag_rows[f"{name} / {tag}"] = {
                     "turns": group.n,
                     "tool_turns": group.tool_cases,
@@ -111,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                     "none_turns": group.none_cases,
                     "none_recall": group.none_recall.value,
                     "fallback_rate": group.fallback_rate.value,
+                    "review_turns": len(reviews),
+                    "missed_review_rate": missed / len(reviews) if reviews else None,
                 }
             learning, model = report.learning, f"{report.backend} / {report.model}"
     except UserError as exc:  # messages name files and fields, never a turn's text
@@ -137,12 +143,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {r['turns']} | " + " | ".join(_cell(c) for c in cells) + " |")
     if args.by_tag:
         print()
-        print("| set / tag | turns | tool turns | top-1 (acc.) | retrieval recall | none turns | none R | fallback |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("| set / tag | turns | tool turns | top-1 (acc.) | retrieval recall | none turns | none R | fallback | review turns | missed review |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for name, r in tag_rows.items():
             cells = [r["top1_acceptable"], r["retrieval_recall"]]
             print(f"| {name} | {r['turns']} | {r['tool_turns']} | " + " | ".join(_cell(c) for c in cells)
-                  + f" | {r['none_turns']} | {_cell(r['none_recall'])} | {_cell(r['fallback_rate'])} |")
+                  + f" | {r['none_turns']} | {_cell(r['none_recall'])} | {_cell(r['fallback_rate'])}"
+                  + f" | {r['review_turns']} | {_cell(r['missed_review_rate'])} |")
     return 0
 
 
