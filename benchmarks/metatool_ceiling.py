@@ -1,7 +1,8 @@
 """What e5-small features can reach on MetaTool dev with k labels per tool, beside what the decision reaches.
 
     nice python benchmarks/metatool_ceiling.py [--metatool ../shared/data/metatool] [--k 8] [--folds 5]
-        [--seed 12] [--cs 10,100] [--set metatool-dev] [--all]      (needs scikit-learn: pip install -e '.[bench]')
+        [--seed 12] [--cs 10,100] [--set metatool-dev] [--all] [--lexical]
+        (needs scikit-learn: pip install -e '.[bench]')
 
 The folds and label picks are learning_curve.py's (`pick`, the none option at the tools' rate), so
 the decision's row matches `learning_curve.py --sets metatool-dev --ks 8 --backends semantic`. For
@@ -10,7 +11,9 @@ phrases, the shipped none bank: what the semantic backend's head sees) plus the 
 and scores the fold's turns jointly: argmax over every tool AND the none option (an acceptable
 answer counts). Learners: (a) today's FittedHead, (b) the head with labels balanced and shrunk,
 (c) multinomial logistic regression (scikit-learn, class_weight balanced, a C grid), (d) kNN over
-labels and catalog texts, (e) the decision itself (SemanticBackend via Router), (f) combinations:
+labels and catalog texts, (e) the decision itself (SemanticBackend via Router), with --lexical (g)
+TF-IDF (words 1-2 and char_wb 3-5) logistic regression over the catalog's raw texts + labels and a
+TF-IDF kNN over labels, (h) the e5 logistic regression (c) times each of (g), (f) combinations:
 the decision's distribution times a learner's (restricted to the offered options, a weight grid),
 and the learner's tool with the decision's none (printed when they gain a point of top-1 and lose
 no none recall; --all prints every cell). Also the retrieval recall of the decision's
@@ -81,6 +84,44 @@ class Scorer:
         return self.right / max(self.tools, 1), self.none_right / max(self.nones, 1)
 
 
+def lexical_learners(text_raw: list[str], text_raw_y: np.ndarray, text_raw_w: np.ndarray, taught: list[tuple[str, str]],
+                     label_y: np.ndarray, test: list[LabelledCase], n_classes: int) -> dict[str, np.ndarray]:
+    """(g): what the words themselves carry, beside e5. Class probabilities over every class."""
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    out: dict[str, np.ndarray] = {}
+    raw_x = [*text_raw, *[m for _, m in taught]]
+    raw_y = np.concatenate([text_raw_y, label_y])
+    raw_w = np.concatenate([text_raw_w, np.ones(len(label_y))])
+    words = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+    chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
+    train_x = hstack([words.fit_transform(raw_x), chars.fit_transform(raw_x)]).tocsr()
+
+    def features(texts: list[str]):  # noqa: ANN202 (a scipy sparse matrix)
+        return hstack([words.transform(texts), chars.transform(texts)]).tocsr()
+
+    test_x = features([c.turn.message for c in test])
+    present = np.unique(raw_y)
+    for c_value in (10.0, 100.0):
+        model = LogisticRegression(C=c_value, class_weight="balanced", max_iter=300)
+        model.fit(train_x, raw_y, sample_weight=raw_w)
+        probs = np.zeros((len(test), n_classes))
+        probs[:, present] = model.predict_proba(test_x)
+        out[f"(g) tfidf logistic C={c_value:g}"] = probs
+    if taught:  # kNN over the labels alone (the two blocks are unit vectors: halve the sum)
+        sims = (test_x @ features([m for _, m in taught]).T).toarray() / 2.0
+        nearest = np.argsort(-sims, axis=1)[:, :10]
+        for temperature in (0.05, 0.1):
+            vote = np.full((len(test), n_classes), 1e-6)
+            for row in range(len(test)):
+                for j in nearest[row]:
+                    vote[row, label_y[j]] += np.exp((sims[row, j] - 1.0) / temperature)
+            out[f"(g) tfidf kNN labels T={temperature:g}"] = vote / vote.sum(axis=1, keepdims=True)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--metatool", default=str(ROOT.parent.parent / "shared" / "data" / "metatool"))
@@ -90,6 +131,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--all", action="store_true", help="print every combination, not only those that gain")
     parser.add_argument("--cs", default="10,100", help="logistic regression's C grid")
+    parser.add_argument("--lexical", action="store_true", help="also the TF-IDF learners (g) and their products with (c) (h); about 3 more minutes")
     args = parser.parse_args()
     if args.set not in TUNED_ON:
         print(f"error: {args.set}: not a tuned-on set ({', '.join(TUNED_ON)})", file=sys.stderr)
@@ -138,6 +180,13 @@ def main() -> int:
     text_y = np.asarray([position[c] for c, _, _ in points])
     text_w = np.asarray([w for _, _, w in points])
     text_w = text_w / np.bincount(text_y, weights=text_w, minlength=len(classes))[text_y]  # a class's texts share one unit
+
+    # the catalog's raw texts for the lexical learners: a tool's title and when_to_use, examples and
+    # keywords (a tool's texts share one unit of weight, as above)
+    raw_items = [(t.id, [f"{t.title or ''} {t.when_to_use}".strip(), *t.examples, *t.keywords]) for t in catalog.tools]
+    text_raw = [text for _, items in raw_items for text in items]
+    text_raw_y = np.asarray([position[tool] for tool, items in raw_items for _ in items])
+    text_raw_w = np.asarray([1.0 / len(items) for _, items in raw_items for _ in items])
 
     order = list(range(len(cases)))
     random.Random(args.seed).shuffle(order)
@@ -207,6 +256,17 @@ def main() -> int:
                     weighting = "balanced" if balanced else "unweighted"
                     learned[f"(c) logistic, C={c_value:g}, {weighting}, texts x{scale:g}"] = probs
         timings["logistic"] = timings.get("logistic", 0.0) + time.perf_counter() - t0
+
+        if args.lexical:
+            t0 = time.perf_counter()
+            lexical = lexical_learners(text_raw, text_raw_y, text_raw_w, taught, label_y, test, len(classes))
+            for lex, lex_probs in lexical.items():
+                mix = np.log(learned["(c) logistic, C=10, balanced, texts x1"] + 1e-9) + np.log(lex_probs + 1e-9) if "(c) logistic, C=10, balanced, texts x1" in learned else None
+                learned[lex] = lex_probs
+                if mix is not None:
+                    mix = np.exp(mix - mix.max(axis=1, keepdims=True))
+                    learned[f"(h) (c) C=10 balanced x {lex}"] = mix / mix.sum(axis=1, keepdims=True)
+            timings["lexical"] = timings.get("lexical", 0.0) + time.perf_counter() - t0
 
         # (d) kNN over labels + catalog texts: similarity-weighted vote of the nearest 10
         sims = test_x @ train_x.T
