@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from tui_router.catalog import load_catalog
 from tui_router.config import config_from_dict
 from tui_router.decide.systemone import SystemOneBackend
+from tui_router.decide.systemone.profile import ProfileCache, probe_server
 from tui_router.policy import Action, Band
 from tui_router.route import Decision, Router
 
@@ -80,7 +81,7 @@ class Reply:
 
 
 class FuzzServer:
-    """Answers every POST with `reply`, whatever the request; records the last request's headers."""
+    """Answers every request (GET or POST) with `reply`, whatever it asks."""
 
     def __init__(self) -> None:
         self.reply = Reply()
@@ -92,6 +93,9 @@ class FuzzServer:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                self.do_POST()
 
             def do_POST(self) -> None:  # noqa: N802
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -370,3 +374,26 @@ def route_and_check(server: FuzzServer, router: Router, reply: Reply, surely_inv
     assert abs(sum(probs.values()) - 1.0) <= 0.01
     assert decision.confidence is not None and 0.0 <= decision.confidence <= 1.0
     assert decision.model not in (KEY,) and KEY not in decision.model
+
+
+# ---------------------------------------------------------------- the server profile probe
+
+
+@settings(FUZZ, max_examples=40)
+@given(case=replies())
+def test_the_profile_probe_survives_any_reply(server: FuzzServer, router: Router, tmp_path_factory: pytest.TempPathFactory, case: tuple[Reply, bool]) -> None:
+    """`tui-router doctor` and a backend's first use probe the server with some 15 requests; whatever
+    comes back, the probe ends in a profile that sizes routing sanely and caches cleanly."""
+    reply, _ = case
+    with server.lock:
+        server.reply = reply
+    backend = router.backend
+    assert isinstance(backend, SystemOneBackend)
+    profile = backend.client.run_sync(probe_server(backend.client, backend.cfg.model))
+    assert 2 <= profile.option_limit(255) <= 255
+    for row in profile.rows(255):
+        assert all(isinstance(cell, str) and KEY not in cell for cell in row)
+    assert KEY not in profile.model_dump_json()
+    cache = ProfileCache(tmp_path_factory.mktemp("profiles"))
+    if cache.save(profile) is not None:
+        assert cache.load(profile.base_url, profile.model) == profile
