@@ -8,12 +8,17 @@ band and action in their enums, the none option always offered, and an error nev
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tui_router.arguments import check as check_arguments
+from tui_router.arguments import extract_arguments
 from tui_router.catalog import load_catalog
 from tui_router.config import config_from_dict
 from tui_router.policy import Action, Band
@@ -134,3 +139,44 @@ def test_fifty_thousand_character_messages(backend: str, request: pytest.Fixture
     router: Router = request.getfixturevalue(f"{backend}_router")
     for message in LONG:
         check(router.route(message), message)
+
+
+# ---------------------------------------------------------------- the arguments step after a route
+
+TOOLS = [tool for name in ("demo", "support") for tool in load_catalog(name).tools if tool.input_schema]
+
+
+@settings(FUZZ, max_examples=40)
+@given(message=messages)
+def test_the_arguments_extractor_takes_any_text(message: str) -> None:
+    """Every tool with a schema (45 in the two bundled catalogs): only its own fields, JSON values."""
+    for tool in TOOLS:
+        values = extract_arguments(tool, message)
+        assert set(values) <= set((tool.input_schema or {}).get("properties", {}))
+        json.dumps(values)
+        result = check_arguments(tool, values, "extractor", 0.0)
+        assert result.valid == (not result.errors)
+
+
+# Long runs of the characters an e-mail or a path is made of: an unanchored or unbounded pattern is
+# tried at every position of the run and rescans the rest each time (quadratic; before the fix,
+# 50,000 characters of "./" took 12 s per path field, about 100 s for the two catalogs' tools).
+ADVERSARIAL = ["./" * 25_000, "1-" * 25_000, "x-" * 25_000, "1." * 25_000, "a." * 25_000, "../" * 16_000, "a-/" * 16_000,
+               "1" * 50_000, "a" * 49_990 + "@b", "a@" * 25_000, "ticket #" + "1" * 49_990, "+1 " * 16_000, "2026-12-01 " * 4_500]
+
+
+def test_long_hostile_runs_do_not_stall_the_extractor() -> None:
+    """In a subprocess with a loose bound (about 5 s of work here): a hang, not a speed, is the failure."""
+    script = (
+        "from tui_router.arguments import extract_arguments\n"
+        "from tui_router.catalog import load_catalog\n"
+        "import json, sys\n"
+        "tools = [t for n in ('demo', 'support') for t in load_catalog(n).tools if t.input_schema]\n"
+        "for message in json.load(sys.stdin):\n"
+        "    for tool in tools:\n"
+        "        extract_arguments(tool, message)\n"
+        "print('done', len(tools))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], input=json.dumps(ADVERSARIAL), capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["done", str(len(TOOLS))]
