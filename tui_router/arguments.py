@@ -152,14 +152,18 @@ def demote_action(action: str, result: ArgumentsResult | None) -> str:
 # The built-in extractor
 # ---------------------------------------------------------------------------------------------
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# An e-mail starts only where a run of its characters starts, and a path has at most 64 folders of
+# at most 255 characters (NAME_MAX): tried at every position of a long run ("1-1-1-..." or
+# "././..." of 50k characters), an unbounded pattern rescans the rest of the run each time, seconds
+# to minutes per field (quadratic).
+_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`]+", re.IGNORECASE)
 _PHONE = re.compile(r"(?<![\w+])\+?\d[\d ().-]{6,}\d(?!\w)")
 _DATETIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TIME = re.compile(r"\b\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:\d{2})?\b")
 _NUMBER = re.compile(r"(?<![\w.])([$€£])?\s?(-?\d+(?:\.\d+)?)\s?([A-Za-z%]+)?")
-_PATH = re.compile(r"(?<![\w@/])(?:~?/)?(?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5}\b(?!@)")
+_PATH = re.compile(r"(?<![\w@/])(?:~?/)?(?:[\w.-]{1,255}/){0,64}[\w-]{1,255}\.[A-Za-z][A-Za-z0-9]{0,5}\b(?!@)")
 _WORD = re.compile(r"[a-z0-9]+")
 
 # Units a message may use for a field whose name says the same thing.

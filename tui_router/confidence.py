@@ -20,7 +20,7 @@ def reference_confidence(probabilities: dict[str, float]) -> float:
     if n < 2:
         return 1.0
     top = max(probabilities.values())
-    return max(0.0, (top - 1.0 / n) / (1.0 - 1.0 / n))
+    return min(1.0, max(0.0, (top - 1.0 / n) / (1.0 - 1.0 / n)))
 
 
 def confidence_of(

@@ -26,8 +26,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import tomli_w
-
+from . import tomlio
 from .errors import SessionError
 from .session import Session, SessionInfo, Turn, session_to_dict
 from .storage import SERVER, SessionChangedOnDisk, SessionFile, create_claimed
@@ -39,11 +38,11 @@ FILE_PREFIX = "mcp"
 def turn_toml(info: SessionInfo, turn: Turn) -> str:
     """One `[[turns]]` entry exactly as `dumps_session` writes it."""
     one = session_to_dict(Session(session=info, turns=[turn]))
-    return tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
+    return tomlio.dumps({"turns": one["turns"]})
 
 
 def head_toml(info: SessionInfo) -> str:
-    return tomli_w.dumps({"session": session_to_dict(Session(session=info))["session"]}, multiline_strings=True)
+    return tomlio.dumps({"session": session_to_dict(Session(session=info))["session"]})
 
 
 class _LiveFile:

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import tomli_w
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import tomlio
@@ -241,11 +240,14 @@ def session_to_dict(session: Session) -> dict[str, Any]:
             data["arguments"] = {"valid": turn.arguments.valid, "source": turn.arguments.source, **record}
         turns.append({"message": data.pop("message"), **data})
     head = session.session.model_dump(mode="json", exclude_none=True)
-    return _compact({"session": head, "turns": turns})
+    data = _compact({"session": head, "turns": turns})
+    # the message is required even when empty (_compact drops empty strings): else the reader refuses the file
+    data["turns"] = [{"message": raw["message"], **kept} for raw, kept in zip(turns, data.get("turns", []), strict=True)]
+    return data
 
 
 def dumps_session(session: Session) -> str:
-    return tomli_w.dumps(session_to_dict(session), multiline_strings=True)
+    return tomlio.dumps(session_to_dict(session))
 
 
 def atomic_write_text(path: Path, text: str) -> None:

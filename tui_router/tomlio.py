@@ -71,6 +71,25 @@ def _check_values(data: dict[str, Any]) -> None:
             raise TOMLLimitError(f"'{where[:120]}' is {value}; numbers must be finite")
 
 
+def _has_crlf(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\r\n" in value
+    if isinstance(value, dict):
+        return any(_has_crlf(k) or _has_crlf(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_crlf(v) for v in value)
+    return False
+
+
+def dumps(data: dict[str, Any]) -> str:
+    """TOML text for a session file: multi-line strings (diff-friendly), except when a string holds
+    CR LF, which tomli_w writes into a multi-line string as a bare newline (the text would come back
+    changed); then every string is written on one line, escapes and all."""
+    import tomli_w
+
+    return tomli_w.dumps(data, multiline_strings=not _has_crlf(data))
+
+
 def loads(text: str) -> dict[str, Any]:
     """Parse TOML text with the checks above.
 

@@ -37,6 +37,7 @@ class TypoIndex:
     def __init__(self, vocabulary: Iterable[str]) -> None:
         self._vocabulary = vocabulary
         self._index: dict[str, list[str]] | None = None
+        self._longest = 0
 
     def _build(self) -> dict[str, list[str]]:
         index: dict[str, list[str]] = {}
@@ -44,6 +45,7 @@ class TypoIndex:
             if len(word) < self.MIN_LENGTH - 1 or not word.isascii() or not word.isalpha():
                 continue
             index.setdefault(word, []).append(word)
+            self._longest = max(self._longest, len(word))
             for variant in _deletes(word):
                 index.setdefault(variant, []).append(word)
         return index
@@ -53,6 +55,10 @@ class TypoIndex:
             return None
         if self._index is None:
             self._index = self._build()
+        if len(word) > self._longest + 1:
+            # one edit from no vocabulary word; and the deletions of a 50,000-letter word are 50,000
+            # strings of 50,000 characters (seconds and gigabytes for one message)
+            return None
         found: set[str] = set()
         for key in (word, *_deletes(word)):
             found.update(self._index.get(key, ()))

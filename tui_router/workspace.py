@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import tomli_w
-
+from . import tomlio
 from .errors import UserError
 from .review import label_from_outcome
 from .session import (
@@ -227,11 +226,11 @@ class Workspace:
         text = self._turn_text.get(index)
         if text is None:
             one = session_to_dict(Session(session=self.session.session, turns=[self.turns[index]]))
-            text = tomli_w.dumps({"turns": one["turns"]}, multiline_strings=True)
+            text = tomlio.dumps({"turns": one["turns"]})
             if not text.startswith("[[turns]]"):
                 # tomli_w writes a short turn without sub-tables inline (`turns = [{...}]`), which
                 # after the [session] header would read back as session.turns: force a table.
-                text = "[[turns]]\n" + tomli_w.dumps(one["turns"][0], multiline_strings=True)
+                text = "[[turns]]\n" + tomlio.dumps(one["turns"][0])
             self._turn_text[index] = text
         return text
 
@@ -252,7 +251,7 @@ class Workspace:
         """
         path = self.ensure_path()
         self._changed(changed)
-        head = tomli_w.dumps({"session": session_to_dict(Session(session=self.session.session))["session"]}, multiline_strings=True)
+        head = tomlio.dumps({"session": session_to_dict(Session(session=self.session.session))["session"]})
         text = head + "\n" + "\n".join(self._turn_toml(i) for i in range(len(self.turns)))
         self._save_seq += 1
         return Snapshot(path, text, self._save_seq)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import unicodedata
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -153,6 +154,20 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+def shown(value: Any, limit: int = 80, *, as_json: bool = False) -> str:
+    """A value from a server or a backend as an error quotes it: a repr for a name, JSON for the
+    rest (and for text where a JSON value is meant), cut to `limit` characters so a hostile answer
+    never dumps itself into the error."""
+    if isinstance(value, str) and not as_json:
+        text = repr(value)
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):  # NaN is fine; a 5000-digit int is not
+            text = type(value).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def check_answer(answer: Answer, options: list[str]) -> str:
     """Why this answer cannot be acted on, or '' when it is consistent.
 
@@ -165,7 +180,7 @@ def check_answer(answer: Answer, options: list[str]) -> str:
         return "the backend gave no answer"
     offered = {_nfc(o) for o in options}
     if _nfc(answer.choice) not in offered or answer.choice not in options:
-        return f"the choice {answer.choice!r} is not one of the offered options"
+        return f"the choice {shown(answer.choice)} is not one of the offered options"
     probs = answer.probabilities
     if not probs:
         return "the answer has no probabilities"
@@ -175,15 +190,18 @@ def check_answer(answer: Answer, options: list[str]) -> str:
         extra = sorted(keys - set(options))
         parts = []
         if missing:
-            parts.append("missing " + ", ".join(repr(m) for m in missing[:5]))
+            parts.append("missing " + ", ".join(shown(m) for m in missing[:5]))
         if extra:
-            parts.append("unexpected " + ", ".join(repr(e) for e in extra[:5]))
+            parts.append("unexpected " + ", ".join(shown(e) for e in extra[:5]))
         return "probability keys do not match the offered options (" + "; ".join(parts) + ")"
     for key, value in probs.items():
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            return f"probability of {key!r} is not a finite number"
+            return f"probability of {shown(key)} is not a finite number"
         if value < 0:
-            return f"probability of {key!r} is negative ({value})"
+            return f"probability of {shown(key)} is negative ({value})"
+    for key, value in probs.items():
+        if value > 1 + 1e-6:  # the sum's tolerance below would let one through up to 1.01
+            return f"probability of {shown(key)} is above 1 ({value})"
     total = sum(probs.values())
     if abs(total - 1.0) > 0.01:
         return f"probabilities sum to {total:.4f}, not 1"
@@ -193,7 +211,7 @@ def check_answer(answer: Answer, options: list[str]) -> str:
     top = max(probs.values())
     if probs[answer.choice] < top - 1e-9:
         best = max(probs, key=lambda k: probs[k])
-        return f"the choice {answer.choice!r} is not the most probable option ({best!r} is)"
+        return f"the choice {shown(answer.choice)} is not the most probable option ({shown(best)} is)"
     return ""
 
 

@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from ..base import Answer, DecisionBackend, Question, check_answer
+from ..base import Answer, DecisionBackend, Question, check_answer, shown
 from .client import BACKOFF_BASE, SystemOneClient, list_models
 from .profile import ProfileCache, ServerProfile, probe_server
 from .wire import ModelInfo, answer_from_reply, question_body
@@ -51,7 +51,7 @@ class SystemOneBackend(DecisionBackend):
         answer.model = answer.model or self.cfg.model
         problem = check_answer(answer, list(question.options))
         if problem:
-            answer.error = self.client.redact(f"{self.client.shown_url}: the answer of model {answer.model!r} was rejected: {problem}")
+            answer.error = self.client.redact(f"{self.client.shown_url}: the answer of model {shown(answer.model)} was rejected: {problem}")
         return answer
 
     # -- sizing (the server profile)

@@ -20,7 +20,7 @@ import re
 import sys
 import threading
 import weakref
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -120,19 +120,22 @@ def _first_line(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe_error_body(body: bytes, content_type: str = "") -> tuple[str, str]:
-    """(error_type, message) from an error body in whatever shape the server used."""
-    text = body.decode("utf-8", errors="replace").strip()
+def describe_error_body(body: bytes, content_type: str = "", clean: Callable[[Any], Any] = lambda value: value) -> tuple[str, str]:
+    """(error_type, message) from an error body in whatever shape the server used, each cut short.
+
+    `clean` (the client's redaction) sees the text and the parsed document before anything is cut,
+    so a secret the server echoes cannot survive as a fragment at the cut."""
+    text = clean(body.decode("utf-8", errors="replace").strip())
     if not text:
         return "", "empty body"
     try:
-        data = parse_json_strict(body)
-    except NotJSON:
+        data = clean(parse_json_strict(body))
+    except (NotJSON, RecursionError):  # the redaction walk can overflow where the C parser did not
         data = None
     if isinstance(data, dict):
         detail = data.get("detail", data.get("error"))
         if isinstance(detail, dict):
-            kind = str(detail.get("error_type") or detail.get("type") or "")
+            kind = _first_line(str(detail.get("error_type") or detail.get("type") or ""), 60)
             message = detail.get("message") or detail.get("msg") or json.dumps(detail, ensure_ascii=False)
             return kind, _first_line(str(message))
         if isinstance(detail, list) and detail:
@@ -144,9 +147,9 @@ def describe_error_body(body: bytes, content_type: str = "") -> tuple[str, str]:
                 else:
                     parts.append(str(item))
             more = f" (+{len(detail) - 3} more)" if len(detail) > 3 else ""
-            return "validation_error", _first_line("; ".join(parts) + more, 300)
+            return "validation_error", _first_line("; ".join(parts) + more)
         if isinstance(detail, str):
-            return str(data.get("error_type") or data.get("type") or ""), _first_line(detail)
+            return _first_line(str(data.get("error_type") or data.get("type") or ""), 60), _first_line(detail)
         return "", _first_line(text)
     if "html" in content_type.lower() or text.lstrip().lower().startswith(("<!doctype", "<html")):
         title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
@@ -330,6 +333,12 @@ class SystemOneClient:
                     "unread: raise [systemone] max_reply_bytes if the server really sends that much",
                     attempts=attempt,
                 )
+            except httpx.DecodingError as exc:  # not a TransportError: a body that is not what its Content-Encoding says
+                reason = self.redact(_first_line(str(exc) or type(exc).__name__, 120))
+                return Reply(
+                    error=f"{shown}: the reply cannot be decoded ({reason}); the server's Content-Encoding does not match its body",
+                    attempts=attempt,
+                )
             except httpx.TimeoutException as exc:
                 wait = retry_delay({}, attempt - 1, base=self.backoff_base)
                 if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries and self._can_wait(ends, loop, wait):
@@ -357,13 +366,17 @@ class SystemOneClient:
                 try:
                     data = parse_json_strict(body)
                 except NotJSON as exc:
-                    start = _first_line(body[:40].decode("utf-8", errors="replace"), 40)
+                    start = _first_line(self.redact(body.decode("utf-8", errors="replace"))[:40], 40)
                     return Reply(
                         status=status,
                         error=self.redact(f"{shown}: HTTP 200 but the body is not JSON ({exc}; it starts with: {start})"),
                         attempts=attempt,
                     )
-                return Reply(status=status, data=self.redact_data(data), attempts=attempt)
+                try:
+                    data = self.redact_data(data)
+                except RecursionError:  # parsed by C, too deep for the walk: fail closed
+                    return Reply(status=status, error=f"{shown}: HTTP 200 but the reply is nested too deeply to read", attempts=attempt)
+                return Reply(status=status, data=data, attempts=attempt)
             if status in RETRY_STATUSES and attempt <= retries:
                 wait = retry_delay(response.headers, attempt - 1, base=self.backoff_base)
                 if wait <= MAX_RETRY_WAIT and self._can_wait(ends, loop, wait):
@@ -400,11 +413,11 @@ class SystemOneClient:
 
     def _http_error(self, shown: str, response: httpx.Response, body: bytes, attempts: int, left: float | None = None) -> str:
         status = response.status_code
-        kind, message = describe_error_body(body, response.headers.get("content-type", ""))
+        kind, message = describe_error_body(body, response.headers.get("content-type", ""), self.redact_data)
         head = f"{shown}: HTTP {status}" + (f" {kind}" if kind else "") + f": {message}"
         request_id = response.headers.get("x-typesafe-request-id") or response.headers.get("x-request-id")
         if request_id:
-            head += f" (request id {_first_line(request_id, 60)})"
+            head += f" (request id {_first_line(self.redact(request_id), 60)})"
         env = self.cfg.api_key_env
         if status in (401, 403):
             hint = (
@@ -425,11 +438,11 @@ class SystemOneClient:
             tried = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''}"
             if retry_after and attempts <= self.cfg.max_retries:
                 room = "" if left is None else f", more than the {left:.3g} s left of the question's {self.cfg.question_budget:g} s ([systemone] total_timeout)"
-                hint = f"{tried}; the server asked to wait {_first_line(retry_after, 40)} s{room}"
+                hint = f"{tried}; the server asked to wait {_first_line(self.redact(retry_after), 40)} s{room}"
             else:
                 hint = f"{tried}; the server is busy or failing, try again later"
         elif 300 <= status < 400:
-            where = _first_line(public_url(response.headers.get("location", "")) or "elsewhere", 120)
+            where = _first_line(self.redact(public_url(response.headers.get("location", ""))) or "elsewhere", 120)
             hint = f"the server redirects to {where}; set [systemone] base_url to the final address"
         elif status >= 500:
             hint = "the server failed; try again later or report it to its operator"

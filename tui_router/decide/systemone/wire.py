@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..base import Answer, Question
+from ..base import Answer, Question, shown
 
 QUESTION_ID = "tool"
 
@@ -27,10 +27,16 @@ def parse_json_strict(raw: bytes) -> Any:
 
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=reject)
+    except NotJSON:
+        raise
     except UnicodeDecodeError:
         raise NotJSON("it is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise NotJSON(f"{exc.msg} at position {exc.pos}") from None
+    except ValueError:  # Python's cap on integer digits (sys.get_int_max_str_digits)
+        raise NotJSON("it holds a number with too many digits") from None
+    except RecursionError:
+        raise NotJSON("it is nested too deeply") from None
 
 
 
@@ -66,6 +72,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _is_finite(value: Any) -> bool:
+    """A JSON number that is a finite float (an integer of 400 digits is not: float() overflows)."""
+    if not _is_number(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
@@ -80,35 +96,35 @@ def answer_from_reply(data: Any, question: Question, question_id: str = QUESTION
         return Answer(error=f"the reply is a JSON {type(data).__name__}, not an object")
     model = data.get("model") if isinstance(data.get("model"), str) else ""
     raw_usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    usage = {str(k): int(v) for k, v in raw_usage.items() if _is_number(v) and math.isfinite(v)}
+    usage = {str(k): int(v) for k, v in raw_usage.items() if _is_finite(v)}
     answers = data.get("answers")
     if not isinstance(answers, dict):
         return Answer(error="the reply has no 'answers' object", model=model)
     raw = answers.get(question_id)
     if raw is None:
-        got = ", ".join(repr(k) for k in list(answers)[:5]) or "none"
+        got = ", ".join(shown(k) for k in list(answers)[:5]) or "none"
         return Answer(error=f"the reply has no answer to question {question_id!r} (answers: {got})", model=model)
     if not isinstance(raw, dict) or raw.get("type") != "choice":
         kind = raw.get("type") if isinstance(raw, dict) else type(raw).__name__
-        return Answer(error=f"the answer is of type {kind!r}, not 'choice'", model=model)
+        return Answer(error=f"the answer is of type {shown(kind)}, not 'choice'", model=model)
     by_nfc = {_nfc(option): option for option in question.options}
     choice = raw.get("choice")
     if not isinstance(choice, str):
-        return Answer(error=f"the answer's choice is {json.dumps(choice)}, not an option name", model=model)
+        return Answer(error=f"the answer's choice is {shown(choice, as_json=True)}, not an option name", model=model)
     probs_raw = raw.get("probabilities")
     if not isinstance(probs_raw, dict):
         return Answer(error="the answer has no probabilities object", model=model)
     probabilities: dict[str, float] = {}
     for key, value in probs_raw.items():
-        if not _is_number(value) or not math.isfinite(value):
-            return Answer(error=f"the probability of {key!r} is {json.dumps(value)}, not a finite number", model=model)
+        if not _is_finite(value):
+            return Answer(error=f"the probability of {shown(key)} is {shown(value, as_json=True)}, not a finite number", model=model)
         name = by_nfc.get(_nfc(key), key)
         if name in probabilities:
-            return Answer(error=f"two probability keys name the option {name!r}", model=model)
+            return Answer(error=f"two probability keys name the option {shown(name)}", model=model)
         probabilities[name] = float(value)
     reported = raw.get("confidence")
-    if reported is not None and (not _is_number(reported) or not math.isfinite(reported)):
-        return Answer(error=f"the reported confidence is {json.dumps(reported)}, not a number", model=model)
+    if reported is not None and not _is_finite(reported):
+        return Answer(error=f"the reported confidence is {shown(reported, as_json=True)}, not a number", model=model)
     return Answer(
         choice=by_nfc.get(_nfc(choice), choice),
         probabilities=probabilities,
