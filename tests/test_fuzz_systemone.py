@@ -144,6 +144,20 @@ junk = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=
                     max_leaves=12)
 
 
+def probabilities_invalid(probs: Any, offered: list[str]) -> bool:
+    """What check_answer must refuse in a distribution whose choice is offered[0]: keys other than the
+    offered options, a value that is not a finite number in [0, 1], a sum off 1 by more than 0.01,
+    or offered[0] not the most probable (no stricter than the product, so a refusal is never missed)."""
+    if not isinstance(probs, dict) or set(probs) != set(offered):
+        return True
+    values = {k: as_number(v) for k, v in probs.items()}
+    if any(v is None or v < 0 or v > 1 + 1e-6 for v in values.values()):
+        return True
+    if abs(sum(values.values()) - 1.0) > 0.01:  # type: ignore[arg-type]
+        return True
+    return values[offered[0]] < max(values.values()) - 1e-9  # type: ignore[operator,type-var]
+
+
 @st.composite
 def answer_body(draw: st.DrawFn) -> tuple[Any, bool]:
     """A reply shaped like an answer, one or more parts broken; (body, surely invalid)."""
@@ -161,17 +175,13 @@ def answer_body(draw: st.DrawFn) -> tuple[Any, bool]:
         elif mutation == "prob":
             key = draw(st.sampled_from(offered))
             probs[key] = draw(st.sampled_from(NUMBERS))
-            invalid = True
         elif mutation == "drop":
             probs.pop(draw(st.sampled_from(offered)), None)
-            invalid = True
         elif mutation == "extra":
             probs[draw(st.sampled_from(OPTIONS_HINT[3:]))] = draw(st.sampled_from([0.0, 0.5, Raw("NaN")]))
-            invalid = True
         elif mutation == "scale":
             factor = draw(st.sampled_from([0.0, 0.5, 2.0, -1.0, 100.0]))
             probs = {k: (v * factor if isinstance(v, float) else v) for k, v in probs.items()}
-            invalid = True
         elif mutation == "confidence":
             confidence = draw(st.sampled_from(NUMBERS))
         elif mutation == "type":
@@ -180,9 +190,10 @@ def answer_body(draw: st.DrawFn) -> tuple[Any, bool]:
             junk_probs = True
     if junk_probs:  # last, so the mutations above always work on a dict
         probs = draw(junk)
-        invalid = True
-    # judged on the final values: a later mutation may undo an earlier one (junk text may even draw "choice")
+    # judged on the final values: a later mutation may undo an earlier one (two scalings by 0.5 and
+    # 2; junk text may even draw "choice")
     value = as_number(confidence)
+    invalid |= probabilities_invalid(probs, offered)
     invalid |= choice != offered[0] or kind != "choice" or (confidence is not None and not (value is not None and 0 <= value <= 1))
     answer = {"type": kind, "choice": choice, "probabilities": probs, "confidence": confidence}
     answers: Any = {"tool": answer}

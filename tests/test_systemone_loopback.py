@@ -151,6 +151,46 @@ def test_refused_connection_is_retried_then_reported():
     assert "is the server running and [systemone] base_url right?" in answer.error
 
 
+def test_a_reply_broken_off_mid_body_is_not_called_a_connection_failure():
+    """The server answers, promises 1,000 bytes, sends 10 and closes: a different fault from a
+    refused connection, and the error says so (after the retries)."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    served = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:  # read the whole request: unread bytes would reset the socket
+                    request += conn.recv(65536)
+                head, _, body = request.partition(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
+                while len(body) < length:
+                    body += conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"choice\":")
+                served.append(1)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        answer = decide(f"http://127.0.0.1:{port}/v1", max_retries=1)
+    finally:
+        listener.close()
+    assert "the server broke off its reply" in answer.error and "after 2 attempts" in answer.error
+    assert "cannot connect" not in answer.error
+    assert answer.choice is None or answer.error  # never an answer to act on
+    assert len(served) == 2
+
+
 # ---------------------------------------------------------------- answers
 
 

@@ -356,9 +356,15 @@ class SystemOneClient:
                     await asyncio.sleep(wait)
                     continue
                 reason = self.redact(_first_line(str(exc) or type(exc).__name__, 160))
+                tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+                if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):  # connected, then broke off or spoke bad HTTP
+                    return Reply(
+                        error=f"{shown}: the server broke off its reply ({reason}) after {tries}; "
+                        "it is failing mid-reply or is not an HTTP server: check the server",
+                        attempts=attempt,
+                    )
                 return Reply(
-                    error=f"{shown}: cannot connect ({reason}) after {attempt} attempt{'s' if attempt > 1 else ''}; "
-                    "is the server running and [systemone] base_url right?",
+                    error=f"{shown}: cannot connect ({reason}) after {tries}; is the server running and [systemone] base_url right?",
                     attempts=attempt,
                 )
             status = response.status_code
