@@ -25,6 +25,28 @@ def check_terminal() -> None:
         )
 
 
+def tolerate_invalid_input_bytes() -> None:
+    """Read the terminal's input with undecodable bytes replaced (U+FFFD) instead of failing.
+
+    Textual's Linux driver decodes stdin as strict UTF-8 in its input thread: one byte that is not
+    UTF-8 (a paste from a Latin-1 terminal, a raw C1 byte) raised UnicodeDecodeError there and the
+    console died with a traceback. The driver looks its decoder up by a module-level name, so
+    swapping that name is the smallest change (Windows uses another driver: nothing to do there).
+    """
+    import codecs
+    import functools
+
+    try:
+        from textual.drivers import linux_driver
+    except ImportError:  # pragma: no cover - no termios on this platform
+        return
+
+    def lenient(encoding: str):
+        return functools.partial(codecs.getincrementaldecoder(encoding), errors="replace")
+
+    linux_driver.getincrementaldecoder = lenient
+
+
 def run_console(config: Config, session_path: str | Path | None = None, follow: str | Path | None = None) -> int:
     """Open the console on a new session, or continue the session in `session_path`; with `follow`,
     add the turns a live session file receives as they arrive.
@@ -55,6 +77,7 @@ def run_console(config: Config, session_path: str | Path | None = None, follow: 
     from .app import RouterConsole
 
     app = RouterConsole(config, session=session, session_id=session_id, follow=follow)
+    tolerate_invalid_input_bytes()
     app.run()
     return app.return_code or 0
 
@@ -68,6 +91,7 @@ def run_replay(config: Config, session_path: str | Path) -> int:
     from .app import RouterConsole
 
     app = RouterConsole(config, replay=session)
+    tolerate_invalid_input_bytes()
     app.run()
     return app.return_code or 0
 
@@ -78,5 +102,6 @@ def run_review(config: Config, review) -> int:
     from .app import RouterConsole
 
     app = RouterConsole(config, review=review)
+    tolerate_invalid_input_bytes()
     app.run()
     return app.return_code or 0

@@ -58,7 +58,9 @@ class DecisionLog(ScrollView, can_focus=True):
         Binding("x", "app.label_clear", "Clear", id="label.clear", tooltip="Clear the turn's label"),
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
-        Binding("i", "app.focus_input", "Type", id="focus.input", tooltip="Type a new message", show=False),
+        # priority: run when the app reads the key, before the keys after it are sent to a widget,
+        # so "ihello" typed fast puts "hello" in the message box (see app.action_focus_input)
+        Binding("i", "app.focus_input", "Type", id="focus.input", tooltip="Type a new message", show=False, priority=True),
         Binding("up", "move(-1)", "Up", id="log.up", show=False, tooltip="Previous turn"),
         Binding("down", "move(1)", "Down", id="log.down", show=False, tooltip="Next turn"),
         Binding("pageup", "page(-1)", "Page up", id="log.page_up", show=False, tooltip="A page of turns up"),

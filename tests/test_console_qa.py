@@ -1,0 +1,123 @@
+"""Defects found by a QA pass that used the console as a new user would (one test per defect)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from app_harness import AGENDA, make_app, make_config, screen_text, settle, submit, write_catalog
+from textual import events
+
+from tui_router.app.widgets.message_input import MessageInput
+
+
+async def test_growing_the_terminal_back_above_30_rows_restores_the_tall_layout(tmp_path: Path) -> None:
+    # Started at 80x24 and resized to 120x40, the console kept the short layout: a borderless
+    # message box and a one-line turn detail, so the fallback result under the log never showed.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        main = app.screen_stack[0]
+        assert main.has_class("-short") and app.query_one("#message", MessageInput).compact
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not main.has_class("-short")
+        assert not app.query_one("#message", MessageInput).compact
+        assert app.query_one("#turn-detail-scroll").size.height == 4  # the rule and four lines
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert main.has_class("-short") and app.query_one("#message", MessageInput).compact
+
+
+async def test_control_characters_in_the_message_box_are_drawn_as_visible_symbols(tmp_path: Path) -> None:
+    # A paste with ESC, BEL, a C1 CSI and a bidi override: Textual's Input drew the C1 CSI and the
+    # override raw (a terminal acts on them) and ESC sequences scrambled the line ("^[31mREDone").
+    pasted = "one \x1b[31mRED\x1b[0m bell\x07 c1\x9b2J rtl\u202eabc"
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message", MessageInput)
+        box.focus()
+        box.post_message(events.Paste(pasted))
+        await pilot.pause()
+        assert box.value == pasted  # the message itself is kept exactly
+        line = "".join(segment.text for segment in box.render_line(0))
+        for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+            assert raw not in line
+        assert "one ␛[31mRED␛[0m bell␇ c1" in line  # in order, one cell per character
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.session.turns[0].message == pasted
+        assert "\x9b" not in screen_text(app)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_byte_that_is_not_utf8_on_the_terminal_does_not_kill_the_console(tmp_path: Path) -> None:
+    # A paste from a Latin-1 terminal or a raw C1 byte (0x9b): Textual's input thread decoded stdin
+    # as strict UTF-8, raised UnicodeDecodeError and the console exited with a traceback.
+    from test_console_e2e import ESC, Terminal, session_turns, wait_for_turns
+
+    catalog = write_catalog(tmp_path)
+    (tmp_path / "tui-router.toml").write_text(
+        f'catalog = "{catalog}"\nbackend = "local"\nsessions_dir = "sessions"\n[policy]\nhigh = 1.0\nmedium = 1.0\n', encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
+    env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(tmp_path / "tui-router.toml"))
+    term = Terminal([sys.executable, "-m", "tui_router"], env, tmp_path)
+    try:
+        term.wait_for("Type a user message")
+        os.write(term.master, f"{ESC}[200~caf".encode() + b"\xe9 \x9b" + f"{ESC}[201~".encode())
+        time.sleep(0.5)
+        term.send(" ok\r")
+        turns = wait_for_turns(tmp_path / "sessions", 1)
+        assert turns[0]["message"] == "caf\ufffd \ufffd ok"
+        term.send("\x11")  # ctrl+q
+        assert term.process.wait(15) == 0
+    finally:
+        term.close()
+    assert "UnicodeDecodeError" not in term.text()
+    assert len(session_turns(tmp_path / "sessions")) == 1
+
+
+def _type_at_once(app, keys: str) -> None:
+    """Post every key to the app in one go, as a terminal delivers keys typed fast or in one read."""
+    for key in keys:
+        app.post_message(events.Key(key, key))
+
+
+async def test_keys_typed_right_after_i_go_to_the_message_box(tmp_path: Path) -> None:
+    # `i` in the Decision log moved focus to the message box only after the keys already read
+    # had gone to the log: "ihello" typed fast opened the label picker (l) and lost the text.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is app.log_table
+        _type_at_once(app, "ihello")
+        await pilot.pause()
+        await pilot.pause()
+        box = app.query_one("#message", MessageInput)
+        assert app.screen is app.screen_stack[0]  # no label picker opened
+        assert app.focused is box and box.value == "hello"
+        assert app.session.turns[0].label is None
+
+
+async def test_keys_typed_right_after_escape_go_to_the_decision_log(tmp_path: Path) -> None:
+    # escape then `a` typed fast: the a was typed into the next message instead of labelling.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        box = app.query_one("#message", MessageInput)
+        assert app.focused is box
+        app.post_message(events.Key("escape", None))
+        _type_at_once(app, "a")
+        await settle(app, pilot)
+        assert box.value == ""
+        assert app.session.turns[0].label == app.session.turns[0].decision.choice
