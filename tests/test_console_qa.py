@@ -121,3 +121,50 @@ async def test_keys_typed_right_after_escape_go_to_the_decision_log(tmp_path: Pa
         await settle(app, pilot)
         assert box.value == ""
         assert app.session.turns[0].label == app.session.turns[0].decision.choice
+
+
+async def test_a_long_fallback_output_scrolls_with_the_keyboard(tmp_path: Path) -> None:
+    # The output dialog held 65,536 characters of output but nothing in it had focus, so the keys
+    # (down, page down, end) did nothing and only the first screenful could be read.
+    from app_harness import fallback_section
+
+    app = make_app(make_config(tmp_path, fallback=fallback_section("flood.py", "20000")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)  # low band: fallback pending
+        await submit(app, pilot, AGENDA)
+        await pilot.press("escape", "f")
+        await settle(app, pilot)
+        assert app.session.turns[0].fallback is not None and len(app.session.turns[0].fallback.output) > 10_000
+        await pilot.press("enter")
+        await pilot.pause()
+        scroll = app.screen.query_one("#output-scroll")
+        assert scroll.max_scroll_y > 100
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert scroll.scroll_y > 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert scroll.scroll_y == scroll.max_scroll_y
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_the_help_scrolls_with_the_keyboard_at_80x24(tmp_path: Path) -> None:
+    # At 80x24 the help is taller than its dialog and nothing in it had focus: end did nothing, so
+    # the review-queue keys and the bands at its foot could not be read without a mouse.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        scroll = app.screen.query_one("#help-scroll")
+        assert scroll.max_scroll_y > 0
+        await pilot.press("end")
+        await pilot.pause()
+        assert scroll.scroll_y == scroll.max_scroll_y
+        assert "Every turn and every label is saved" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0]
