@@ -168,3 +168,30 @@ async def test_the_help_scrolls_with_the_keyboard_at_80x24(tmp_path: Path) -> No
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.screen_stack[0]
+
+
+async def test_the_confirm_dialog_keeps_its_buttons_on_screen_at_80x24_and_60x20(tmp_path: Path) -> None:
+    # A message of a few lines opened a confirm dialog taller than an 80x24 screen: its buttons,
+    # reason and hint were cut off below the frame.
+    from app_harness import confidence_of, thresholds_for
+
+    config = make_config(tmp_path)
+    long_message = " ".join([AGENDA] * 12)
+    _, confidence = confidence_of(config, long_message)
+    for size in ((80, 24), (60, 20)):
+        app = make_app(config)
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            app.set_thresholds(*thresholds_for("medium", confidence))
+            await submit(app, pilot, long_message)
+            assert type(app.screen).__name__ == "ConfirmTurnModal"
+            dialog = app.screen.query_one("#confirm-dialog").region
+            for button in ("#approve", "#decline", "#choose"):
+                region = app.screen.query_one(button).region
+                assert region.height == 3, (size, button)
+                assert dialog.contains_region(region), (size, button, region, dialog)
+                assert region.bottom <= size[1] - 1  # above the footer
+            assert "Approve (y)" in screen_text(app)
+            await pilot.press("y")
+            await settle(app, pilot)
+            assert app.session.turns[0].decision.outcome == "approved"
