@@ -195,3 +195,37 @@ async def test_the_confirm_dialog_keeps_its_buttons_on_screen_at_80x24_and_60x20
             await pilot.press("y")
             await settle(app, pilot)
             assert app.session.turns[0].decision.outcome == "approved"
+
+
+async def test_every_text_box_draws_control_characters_as_symbols(tmp_path: Path) -> None:
+    # The catalog filter, the label picker's filter and the prompts (save as offers the session
+    # file's name, which can hold any character) were plain Inputs that drew them raw.
+    from textual.widgets import Input
+
+    from tui_router.app.screens.prompt import PromptModal
+
+    hostile = "a\x1b]0;owned\x07b\x9b2Jc\u202ed"
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        boxes = [app.query_one("#catalog-filter", Input)]
+        app.push_screen(PromptModal("Save session as", value=hostile))
+        await pilot.pause()
+        boxes.append(app.screen.query_one("#prompt-input", Input))
+        for box in boxes:
+            box.value = hostile
+            box.focus()
+            await pilot.pause()
+            line = "".join(segment.text for segment in box.render_line(0))
+            assert not any(raw in line for raw in ("\x1b", "\x07", "\x9b", "\u202e")), line
+            assert "a␛]0;owned␇b\ufffd2Jc\ufffdd" in line
+        await pilot.press("escape")
+        await pilot.pause()
+        await submit(app, pilot, AGENDA)
+        await pilot.press("escape", "l")
+        await pilot.pause()
+        picker = app.screen.query_one("#picker-filter", Input)
+        picker.value = hostile
+        await pilot.pause()
+        line = "".join(segment.text for segment in picker.render_line(0))
+        assert "\x9b" not in line and "\u202e" not in line and "\x1b" not in line

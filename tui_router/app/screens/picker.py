@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from ...textsafe import visible
 from ..view import RISK_STYLE
+from ..widgets.safe_input import SafeInput
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class OptionPicker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-dialog") as dialog:
             dialog.border_title = Content(self.title_text)
-            yield Input(placeholder="type to filter: fuzzy over ids, words of the description", id="picker-filter")
+            yield SafeInput(placeholder="type to filter: fuzzy over ids, words of the description", id="picker-filter")
             yield OptionList(id="picker-list")
             yield Static(Content.styled("enter: choose · ↑↓: move · esc: cancel", "$text-muted"), id="picker-hint")
 

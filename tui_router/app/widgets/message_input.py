@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from rich.cells import cell_len, get_character_cell_size
-from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.widgets import Input
 
-from ...textsafe import symbols
 from ..messages import TurnSubmitted
+from .safe_input import SafeInput
 
 
-class MessageInput(Input):
+class MessageInput(SafeInput):
     BINDINGS = [
         # priority, for the same reason as the log's `i`: escape then `a` typed fast labels the turn
         Binding("escape", "app.focus_log", "Log", id="focus.log", tooltip="Move to the decision log to label and triage", priority=True),
@@ -34,27 +31,6 @@ class MessageInput(Input):
         # _on_paste inserted the first line a second time (issue 13: every paste doubled).
         event.prevent_default()
         event.stop()
-
-    # Input draws its value as is: a pasted C1 CSI or bidi override reached the terminal, and ESC
-    # sequences scrambled the line. Draw each control character as one visible symbol instead (the
-    # value, and so the routed message, is unchanged); the two cell mappings count the same way.
-    @property
-    def _value(self) -> Text:
-        return Text(symbols(self.value), no_wrap=True, overflow="ignore", end="")
-
-    def _position_to_cell(self, position: int) -> int:
-        return cell_len(symbols(self.value[:position]))
-
-    def _cell_offset_to_index(self, offset: int) -> int:
-        offset += self.scroll_offset.x
-        cell = 0
-        shown = symbols(self.value)
-        for index, char in enumerate(shown):
-            width = get_character_cell_size(char)
-            if cell <= offset < cell + width:
-                return index
-            cell += width
-        return max(0, min(offset, len(shown)))
 
     def typing(self) -> bool:
         """The operator has started the next message (its keys must not answer a dialog)."""
