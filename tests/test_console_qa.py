@@ -229,3 +229,31 @@ async def test_every_text_box_draws_control_characters_as_symbols(tmp_path: Path
         await pilot.pause()
         line = "".join(segment.text for segment in picker.render_line(0))
         assert "\x9b" not in line and "\u202e" not in line and "\x1b" not in line
+
+
+async def test_the_label_picker_shows_its_own_keys_and_a_file_name_safely(tmp_path: Path) -> None:
+    # The picker had no footer, so the review queue's keys (a Accept, s Skip) showed under it while
+    # those keys typed into its filter; its title (the session file's name) was drawn raw.
+    from test_app_review import decided, write
+    from textual.widgets import Footer
+
+    from tui_router.app.screens.picker import OptionPicker
+    from tui_router.review import Review
+
+    name = "x\x1b[2Jy\u202e.toml"
+    path = write(tmp_path / name, [decided("show my agenda", {"list_events": 0.7, "defer_to_llm": 0.3})])
+    app = make_app(make_config(tmp_path), review=Review.of_files([path], reviewer="dana"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, OptionPicker)
+        assert app.screen.query(Footer)  # the picker's own keys, not the queue's
+        text = screen_text(app)
+        assert "\x1b" not in text and "\u202e" not in text
+        assert "Label x\\x1b[2Jy\\u202e.toml turn 1" in text
+        footer = text.splitlines()[-1]
+        assert "Cancel" in footer and "Skip" not in footer
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, OptionPicker)

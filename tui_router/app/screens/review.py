@@ -194,7 +194,7 @@ class ReviewScreen(Screen[None]):
         )
         candidates.show(view, router.catalog if router else None)
         distribution.show(view)
-        subtitle = Content(f"{entry.file.name} turn {entry.turn_number}")
+        subtitle = Content(visible(f"{entry.file.name} turn {entry.turn_number}", single_line=True))  # a file name: untrusted
         for pane in ("#review-candidates-pane", "#review-distribution-pane"):
             self.query_one(pane).border_subtitle = subtitle
 
