@@ -257,3 +257,34 @@ async def test_the_label_picker_shows_its_own_keys_and_a_file_name_safely(tmp_pa
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, OptionPicker)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal and signals")
+def test_sigterm_ends_the_console_like_q_and_restores_the_terminal(tmp_path: Path) -> None:
+    # `kill PID` ended the console on the spot: the shell came back inside the alternate screen
+    # with mouse reporting still on (every click printed escape codes at the prompt).
+    import signal
+
+    from test_console_e2e import Terminal, wait_for_turns
+
+    catalog = write_catalog(tmp_path)
+    (tmp_path / "tui-router.toml").write_text(
+        f'catalog = "{catalog}"\nbackend = "local"\nsessions_dir = "sessions"\n[policy]\nhigh = 1.0\nmedium = 1.0\n', encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
+    env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(tmp_path / "tui-router.toml"))
+    term = Terminal([sys.executable, "-m", "tui_router"], env, tmp_path)
+    try:
+        term.wait_for("Type a user message")
+        term.send(AGENDA + "\r")
+        wait_for_turns(tmp_path / "sessions", 1)
+        mark = len(term.output)
+        term.process.send_signal(signal.SIGTERM)
+        assert term.process.wait(15) == 128 + signal.SIGTERM
+        time.sleep(0.3)  # the reader thread drains the last bytes
+        tail = bytes(term.output[mark:])
+    finally:
+        term.close()
+    assert b"\x1b[?1049l" in tail  # left the alternate screen
+    assert b"\x1b[?1000l" in tail  # mouse reporting off
+    assert wait_for_turns(tmp_path / "sessions", 1)[0]["message"] == AGENDA

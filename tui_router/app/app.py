@@ -9,6 +9,7 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -196,6 +197,25 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self.push_screen(ReviewScreen(self.review, quit_on_close=True))
         if self._follow_on_mount is not None:
             self.follow_file(self._follow_on_mount)
+        if not self.is_headless:
+            self._handle_termination_signals()
+
+    def _handle_termination_signals(self) -> None:
+        # `kill` (SIGTERM) or a closed terminal (SIGHUP) killed the console on the spot: the terminal
+        # stayed in the alternate screen with mouse reporting on. End like q instead: write the
+        # session once more, restore the terminal, exit 128 + the signal's number.
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is None:
+                continue
+            try:
+                loop.add_signal_handler(sig, self._terminate, int(sig))
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                return
+
+    def _terminate(self, number: int) -> None:
+        self.save_now()
+        self.exit(return_code=128 + number)
 
     def on_resize(self, event) -> None:
         self._apply_width(event.size.width, event.size.height)
