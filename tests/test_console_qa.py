@@ -288,3 +288,22 @@ def test_sigterm_ends_the_console_like_q_and_restores_the_terminal(tmp_path: Pat
     assert b"\x1b[?1049l" in tail  # left the alternate screen
     assert b"\x1b[?1000l" in tail  # mouse reporting off
     assert wait_for_turns(tmp_path / "sessions", 1)[0]["message"] == AGENDA
+
+
+async def test_a_hand_written_turn_without_a_decision_is_not_shown_as_routing(tmp_path: Path) -> None:
+    # A hand-written eval file (message + label, no decision) opened in the console showed
+    # "routing…" on each such row forever, as if the console were still working on it.
+    from tui_router.app.widgets.decision_log import DecisionLog
+    from tui_router.session import load_session
+
+    path = tmp_path / "cases.toml"
+    path.write_text('[[turns]]\nmessage = "remind me to call mum"\nlabel = "create_reminder"\n', encoding="utf-8")
+    app = make_app(make_config(tmp_path), session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        log = app.query_one(DecisionLog)
+        assert log.row_cells(0)["choice"] == "not routed"
+        await submit(app, pilot, AGENDA)
+        assert app.session.turns[1].decision is not None
+        assert log.row_cells(0)["choice"] == "not routed"
+        assert log.row_cells(1)["choice"] == app.session.turns[1].decision.choice

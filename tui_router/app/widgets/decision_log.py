@@ -88,6 +88,9 @@ class DecisionLog(ScrollView, can_focus=True):
         self.compact = False
         self.turns: list[Turn] = []
         self.flags: dict[int, str] = {}  # index -> "llm…" while its fallback command runs
+        # turns that came from the file without a decision (a hand-written eval case): the console
+        # never routes them, so their row says so instead of "routing…"
+        self.unrouted: set[int] = set()
         self.cells: dict[int, dict[str, str]] = {}  # what each row shows, by column key
         self._prompts: dict[int, Content] = {}
         self._strips: dict[tuple[int, bool, bool, int], Strip] = {}
@@ -149,7 +152,10 @@ class DecisionLog(ScrollView, can_focus=True):
             "label": (turn.label or "", "bold $text-success"),
         }
         if d is None:
-            waiting = "search" if "mcp:search_tools" in turn.tags else "routing…"  # an agent's tool search has no decision
+            if "mcp:search_tools" in turn.tags:
+                waiting = "search"  # an agent's tool search has no decision
+            else:
+                waiting = "not routed" if index in self.unrouted else "routing…"
             values.update(choice=(flag or waiting, "italic $text-muted"), conf=("", ""), band=("", ""), action=("", ""), outcome=("", ""))
             return values
         outcome = flag or OUTCOME_TEXT.get(d.outcome, d.outcome)
@@ -171,6 +177,7 @@ class DecisionLog(ScrollView, can_focus=True):
 
     def set_turns(self, turns: list[Turn]) -> None:
         self.turns = turns
+        self.unrouted = {i for i, turn in enumerate(turns) if turn.decision is None}
         self.cells.clear()
         self.flags.clear()
         self.rebuild()
