@@ -307,3 +307,69 @@ async def test_a_hand_written_turn_without_a_decision_is_not_shown_as_routing(tm
         assert app.session.turns[1].decision is not None
         assert log.row_cells(0)["choice"] == "not routed"
         assert log.row_cells(1)["choice"] == app.session.turns[1].decision.choice
+
+
+PASTE_WITH_ESCAPES = "first \x1b[31mred\x1b[0m\nsecond line"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_paste_with_escape_codes_is_one_turn_exactly_as_pasted(tmp_path: Path) -> None:
+    # tmux passes pasted escape codes through. Textual's parser took ESC inside the paste for the
+    # start of a key sequence and re-sent what followed as key presses: the text came out
+    # scrambled and its newline pressed Enter, so one paste became two turns
+    # (['^[31mred^[0m', 'second linefirst']).
+    from test_console_e2e import ESC, Terminal, session_turns, wait_for_turns
+
+    catalog = write_catalog(tmp_path)
+    (tmp_path / "tui-router.toml").write_text(
+        f'catalog = "{catalog}"\nbackend = "local"\nsessions_dir = "sessions"\n[policy]\nhigh = 1.0\nmedium = 1.0\n', encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
+    env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(tmp_path / "tui-router.toml"))
+    term = Terminal([sys.executable, "-m", "tui_router"], env, tmp_path)
+    try:
+        term.wait_for("Type a user message")
+        term.send(f"{ESC}[200~{PASTE_WITH_ESCAPES}{ESC}[201~")
+        time.sleep(0.5)
+        term.send("\r")
+        turns = wait_for_turns(tmp_path / "sessions", 1)
+        term.send(ESC)  # the escape key still works right after a paste
+        time.sleep(0.3)
+        term.send("q")
+        assert term.process.wait(15) == 0
+    finally:
+        term.close()
+    assert [t["message"] for t in session_turns(tmp_path / "sessions")] == ["first \x1b[31mred\x1b[0m second line"]
+    assert len(turns) == 1
+
+
+def test_the_terminal_reader_sets_escapes_in_a_paste_aside_however_the_reads_fall() -> None:
+    from tui_router.app.terminal_input import PASTE_END, PASTE_START, PASTED_ESC, PasteEscapes, unescape_paste
+
+    stream = "ab\x1b[A" + PASTE_START + "x\x1b[31my" + PASTE_END + "\x1b" + PASTE_START + "\x1b" + PASTE_END + "z"
+    expected = "ab\x1b[A" + PASTE_START + f"x{PASTED_ESC}[31my" + PASTE_END + "\x1b" + PASTE_START + PASTED_ESC + PASTE_END + "z"
+    for size in range(1, len(stream) + 1):  # every way the reads can cut the stream
+        reader = PasteEscapes()
+        got = "".join(reader(stream[i : i + size]) for i in range(0, len(stream), size))
+        assert got == expected, size
+    reader = PasteEscapes()
+    assert reader("\x1b") == "\x1b"  # the escape key is passed on at once, never held back
+    assert reader("[200~") == "[200~" and reader.in_paste  # ...even when it starts a paste
+    assert reader("p\x1b") == "p"  # inside a paste a possible end marker waits for the next read
+    assert reader("[201~") == PASTE_END and not reader.in_paste
+    assert unescape_paste(f"a{PASTED_ESC}b") == "a\x1bb"
+
+
+async def test_the_other_text_boxes_put_a_pasted_escape_back(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    from tui_router.app.terminal_input import PASTED_ESC
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#catalog-filter", Input)
+        box.focus()
+        box.post_message(events.Paste(f"re{PASTED_ESC}[1mmind"))
+        await pilot.pause()
+        assert box.value == "re\x1b[1mmind"

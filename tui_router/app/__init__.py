@@ -25,26 +25,12 @@ def check_terminal() -> None:
         )
 
 
-def tolerate_invalid_input_bytes() -> None:
-    """Read the terminal's input with undecodable bytes replaced (U+FFFD) instead of failing.
+def harden_terminal_input() -> None:
+    """Textual's Linux driver reads the terminal through terminal_input.TerminalDecoder: a byte
+    that is not UTF-8 no longer kills the console, and ESC in a paste no longer scrambles it."""
+    from .terminal_input import install
 
-    Textual's Linux driver decodes stdin as strict UTF-8 in its input thread: one byte that is not
-    UTF-8 (a paste from a Latin-1 terminal, a raw C1 byte) raised UnicodeDecodeError there and the
-    console died with a traceback. The driver looks its decoder up by a module-level name, so
-    swapping that name is the smallest change (Windows uses another driver: nothing to do there).
-    """
-    import codecs
-    import functools
-
-    try:
-        from textual.drivers import linux_driver
-    except ImportError:  # pragma: no cover - no termios on this platform
-        return
-
-    def lenient(encoding: str):
-        return functools.partial(codecs.getincrementaldecoder(encoding), errors="replace")
-
-    linux_driver.getincrementaldecoder = lenient
+    install()
 
 
 def run_console(config: Config, session_path: str | Path | None = None, follow: str | Path | None = None) -> int:
@@ -77,7 +63,7 @@ def run_console(config: Config, session_path: str | Path | None = None, follow: 
     from .app import RouterConsole
 
     app = RouterConsole(config, session=session, session_id=session_id, follow=follow)
-    tolerate_invalid_input_bytes()
+    harden_terminal_input()
     app.run()
     return app.return_code or 0
 
@@ -91,7 +77,7 @@ def run_replay(config: Config, session_path: str | Path) -> int:
     from .app import RouterConsole
 
     app = RouterConsole(config, replay=session)
-    tolerate_invalid_input_bytes()
+    harden_terminal_input()
     app.run()
     return app.return_code or 0
 
@@ -102,6 +88,6 @@ def run_review(config: Config, review) -> int:
     from .app import RouterConsole
 
     app = RouterConsole(config, review=review)
-    tolerate_invalid_input_bytes()
+    harden_terminal_input()
     app.run()
     return app.return_code or 0

@@ -6,6 +6,7 @@ from textual import events
 from textual.binding import Binding
 
 from ..messages import TurnSubmitted
+from ..terminal_input import unescape_paste
 from .safe_input import SafeInput
 
 
@@ -21,7 +22,8 @@ class MessageInput(SafeInput):
     def _on_paste(self, event: events.Paste) -> None:
         # Input keeps only the first line of a paste; a pasted user message must arrive whole.
         if event.text:
-            text = " ".join(line.strip() for line in event.text.splitlines() if line.strip())
+            pasted = unescape_paste(event.text)  # ESC set aside by the terminal reader (terminal_input)
+            text = " ".join(line.strip() for line in pasted.splitlines() if line.strip())
             selection = self.selection
             if selection.is_empty:
                 self.insert_text_at_cursor(text)

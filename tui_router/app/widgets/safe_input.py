@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from rich.cells import cell_len, get_character_cell_size
 from rich.text import Text
+from textual import events
 from textual.widgets import Input
 
 from ...textsafe import symbols
+from ..terminal_input import unescape_paste
 
 
 class SafeInput(Input):
@@ -31,3 +33,8 @@ class SafeInput(Input):
                 return index
             cell += width
         return max(0, min(offset, len(shown)))
+
+    def _on_paste(self, event: events.Paste) -> None:
+        # ESC set aside by the terminal reader (terminal_input) comes back; Input's own handler
+        # (next in the MRO) inserts the text. MessageInput has its own _on_paste.
+        event.text = unescape_paste(event.text)
