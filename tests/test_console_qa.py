@@ -373,3 +373,22 @@ async def test_the_other_text_boxes_put_a_pasted_escape_back(tmp_path: Path) -> 
         box.post_message(events.Paste(f"re{PASTED_ESC}[1mmind"))
         await pilot.pause()
         assert box.value == "re\x1b[1mmind"
+
+
+async def test_the_review_queue_shows_where_session_file_names_differ(tmp_path: Path) -> None:
+    # Session files are named by time, so in the 14-cell file column every row read
+    # "2026-11-30T23…": the part that tells them apart was the part cut off.
+    from test_app_review import decided, write
+
+    from tui_router.app.screens.review import QueueTable
+    from tui_router.review import Review
+
+    first = write(tmp_path / "2026-11-30T23-41-51-4125b5.toml", [decided("show my agenda", {"list_events": 0.7, "defer_to_llm": 0.3})])
+    second = write(tmp_path / "2026-11-30T23-44-02-afce26.toml", [decided("text me", {"send_sms": 0.6, "defer_to_llm": 0.4})])
+    app = make_app(make_config(tmp_path), review=Review.of_files([first, second], reviewer="dana"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(QueueTable)
+        shown = {str(table.cells(position)[0]) for position in range(2)}
+        assert shown == {"…1-4125b5.toml", "…2-afce26.toml"}
+        assert "…1-4125b5.toml" in screen_text(app)
