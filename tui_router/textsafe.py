@@ -34,6 +34,19 @@ def visible(text: str, *, single_line: bool = False) -> str:
     return pattern.sub(_escape, str(text))
 
 
+def _symbol(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ␛ for ESC, ␇ for BEL, ␉ for tab
+    return "\u2421" if code == 0x7F else "\ufffd"  # ␡ for DEL; C1 and bidi controls have no picture
+
+
+def symbols(text: str) -> str:
+    """`text` with every control character (newline and tab too) drawn as one one-cell symbol, so
+    a text box can show it while its cursor and selection still count characters of the original."""
+    return _UNSAFE_LINE.sub(_symbol, str(text))
+
+
 def is_safe(text: str) -> bool:
     """Whether `text` shows as it is (nothing `visible` would change)."""
     return _UNSAFE.search(text) is None

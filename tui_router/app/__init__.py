@@ -25,6 +25,14 @@ def check_terminal() -> None:
         )
 
 
+def harden_terminal_input() -> None:
+    """Textual's Linux driver reads the terminal through terminal_input.TerminalDecoder: a byte
+    that is not UTF-8 no longer kills the console, and ESC in a paste no longer scrambles it."""
+    from .terminal_input import install
+
+    install()
+
+
 def run_console(config: Config, session_path: str | Path | None = None, follow: str | Path | None = None) -> int:
     """Open the console on a new session, or continue the session in `session_path`; with `follow`,
     add the turns a live session file receives as they arrive.
@@ -55,6 +63,7 @@ def run_console(config: Config, session_path: str | Path | None = None, follow: 
     from .app import RouterConsole
 
     app = RouterConsole(config, session=session, session_id=session_id, follow=follow)
+    harden_terminal_input()
     app.run()
     return app.return_code or 0
 
@@ -68,6 +77,7 @@ def run_replay(config: Config, session_path: str | Path) -> int:
     from .app import RouterConsole
 
     app = RouterConsole(config, replay=session)
+    harden_terminal_input()
     app.run()
     return app.return_code or 0
 
@@ -78,5 +88,6 @@ def run_review(config: Config, review) -> int:
     from .app import RouterConsole
 
     app = RouterConsole(config, review=review)
+    harden_terminal_input()
     app.run()
     return app.return_code or 0

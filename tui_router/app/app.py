@@ -9,6 +9,7 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -196,17 +197,37 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self.push_screen(ReviewScreen(self.review, quit_on_close=True))
         if self._follow_on_mount is not None:
             self.follow_file(self._follow_on_mount)
+        if not self.is_headless:
+            self._handle_termination_signals()
+
+    def _handle_termination_signals(self) -> None:
+        # `kill` (SIGTERM) or a closed terminal (SIGHUP) killed the console on the spot: the terminal
+        # stayed in the alternate screen with mouse reporting on. End like q instead: write the
+        # session once more, restore the terminal, exit 128 + the signal's number.
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is None:
+                continue
+            try:
+                loop.add_signal_handler(sig, self._terminate, int(sig))
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                return
+
+    def _terminate(self, number: int) -> None:
+        self.save_now()
+        self.exit(return_code=128 + number)
 
     def on_resize(self, event) -> None:
-        self._apply_width(event.size.width)
+        self._apply_width(event.size.width, event.size.height)
 
-    def _apply_width(self, width: int) -> None:
+    def _apply_width(self, width: int, height: int | None = None) -> None:
         main = self.screen_stack[0]  # the console screen, even while a dialog is on top
         narrow = width < NARROW
         main.set_class(narrow, "-narrow")
         # short terminals (80x24, 60x20): a borderless message box and a taller top row, so the
         # Candidates and Distribution panes show their rows and the log still shows the selected turn
-        short = self.size.height < SHORT
+        # the resize event's height: self.size still has the old one while the event is handled
+        short = (self.size.height if height is None else height) < SHORT
         main.set_class(short, "-short")
         message = self.query_one("#message", MessageInput)
         if message.compact != short:
@@ -1061,11 +1082,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         index = self.log_table.selected_index
         return self.session.turns[index].decision if index is not None else None
 
+    # Focus moves at once, not through Widget.focus (which defers it to after the messages already
+    # queued): keys typed right after escape / i must reach the widget they were typed for.
     def action_focus_log(self) -> None:
-        self.log_table.focus()
+        self.log_table.screen.set_focus(self.log_table)
 
     def action_focus_input(self) -> None:
-        self.query_one("#message", MessageInput).focus()
+        box = self.query_one("#message", MessageInput)
+        box.screen.set_focus(box)
 
     def action_confirm_turn(self) -> None:
         selected = self._selected()

@@ -42,6 +42,22 @@ def shorten(text: str, width: int) -> str:
     return cut.rstrip() + ELLIPSIS
 
 
+def shorten_start(text: str, width: int) -> str:
+    """Like shorten, but keeping the end: for file names, which differ at the end
+    (2026-11-30T23-41-51-4125b5.toml -> …41-51-4125b5.toml)."""
+    from rich.cells import cell_len, get_character_cell_size
+
+    text = visible(one_line(text))
+    if width <= 0 or cell_len(text) <= width:
+        return text if width > 0 else ""
+    used = 0
+    start = len(text)
+    while start > 0 and used + get_character_cell_size(text[start - 1]) <= width - 1:
+        start -= 1
+        used += get_character_cell_size(text[start])
+    return ELLIPSIS + text[start:]
+
+
 def fmt_prob(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 

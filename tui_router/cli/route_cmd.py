@@ -74,7 +74,7 @@ def format_summary(decision) -> str:
         f"choice      {decision.choice or '(none)'}  band {decision.band.value}  action {decision.action.value}",
         f"confidence  {conf} ({decision.formula}; high >= {decision.thresholds.high}, medium >= {decision.thresholds.medium})",
         "candidates  " + ", ".join(f"{c.id} {c.score:.2f}" for c in decision.candidates),
-        "top options " + ", ".join(f"{k} {v:.2f}" for k, v in probs),
+        "top options " + (", ".join(f"{k} {v:.2f}" for k, v in probs) or "- (no answer)"),  # unresolved: no distribution
         f"model       {decision.model} ({decision.backend}), {decision.latency_ms:.1f} ms",
     ]
     if decision.arguments is not None:

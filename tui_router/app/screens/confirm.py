@@ -59,41 +59,44 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
             dialog.border_title = f"Confirm turn {r.index + 1}"
             with VerticalScroll(id="confirm-message-scroll"):
                 yield Static(Content(shorten(r.message, 600)), id="confirm-message")
-            yield Static(
-                Content.assemble(
-                    ("proposed ", "$text-muted"),
-                    (visible(r.choice), "bold"),
-                    "  ",
-                    (r.risk, RISK_STYLE.get(r.risk, "")),
-                    "\n",
-                    (visible(r.when_to_use), "italic"),
-                ),
-                id="confirm-tool",
-            )
-            thresholds = f" (high ≥ {r.high:g}, medium ≥ {r.medium:g})" if r.high is not None and r.medium is not None else ""
-            next_parts: list[str | tuple[str, str]] = [("next  ", "$text-muted")]
-            for i, (option, p) in enumerate(r.next_options):
-                if i:
-                    next_parts.append(("  ·  ", "$text-muted"))
-                next_parts += [visible(option), (f" {p:.2f}", "$text-muted")]
-            if not r.next_options:
-                next_parts.append(("no other option", "$text-muted"))
-            yield Static(
-                Content.assemble(
-                    ("confidence ", "$text-muted"),
-                    (fmt_prob(r.confidence), band_style),
-                    "  ",
-                    (r.band, band_style),
-                    (thresholds, "$text-muted"),
-                    "\n",
-                    *next_parts,
-                ),
-                id="confirm-numbers",
-            )
-            if r.arguments:
-                yield Static(Content(r.arguments), id="confirm-arguments")
-            if r.reason:
-                yield Static(Content.styled(visible(r.reason), "italic $text-muted"), id="confirm-reason")
+            # the tool, the numbers, the arguments and the reason scroll, so on a short terminal
+            # (80x24, 60x20) the buttons stay on screen under a message of several lines
+            with VerticalScroll(id="confirm-body"):
+                yield Static(
+                    Content.assemble(
+                        ("proposed ", "$text-muted"),
+                        (visible(r.choice), "bold"),
+                        "  ",
+                        (r.risk, RISK_STYLE.get(r.risk, "")),
+                        "\n",
+                        (visible(r.when_to_use), "italic"),
+                    ),
+                    id="confirm-tool",
+                )
+                thresholds = f" (high ≥ {r.high:g}, medium ≥ {r.medium:g})" if r.high is not None and r.medium is not None else ""
+                next_parts: list[str | tuple[str, str]] = [("next  ", "$text-muted")]
+                for i, (option, p) in enumerate(r.next_options):
+                    if i:
+                        next_parts.append(("  ·  ", "$text-muted"))
+                    next_parts += [visible(option), (f" {p:.2f}", "$text-muted")]
+                if not r.next_options:
+                    next_parts.append(("no other option", "$text-muted"))
+                yield Static(
+                    Content.assemble(
+                        ("confidence ", "$text-muted"),
+                        (fmt_prob(r.confidence), band_style),
+                        "  ",
+                        (r.band, band_style),
+                        (thresholds, "$text-muted"),
+                        "\n",
+                        *next_parts,
+                    ),
+                    id="confirm-numbers",
+                )
+                if r.arguments:
+                    yield Static(Content(r.arguments), id="confirm-arguments")
+                if r.reason:
+                    yield Static(Content.styled(visible(r.reason), "italic $text-muted"), id="confirm-reason")
             with Horizontal(id="confirm-buttons"):
                 yield Button(Content("Approve (y)"), variant="success", id="approve")
                 yield Button(Content("Decline (n)"), variant="error", id="decline")
@@ -103,6 +106,13 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
 
     def on_mount(self) -> None:
         self.query_one("#approve", Button).focus()
+        self._fit(self.app.size.height)
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        self.set_class(height < 30, "-short")  # the console's SHORT: tighter margins, no hint line
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

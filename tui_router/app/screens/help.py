@@ -112,9 +112,13 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog") as dialog:
             dialog.border_title = "Help"
             dialog.border_subtitle = "escape: close"
-            with VerticalScroll():
+            with VerticalScroll(id="help-scroll"):
                 yield Static(help_content(), id="help-text")
         yield Footer()
+
+    def on_mount(self) -> None:
+        # at 80x24 the help is taller than the dialog: focus its scroll so the keys read the rest
+        self.query_one("#help-scroll", VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

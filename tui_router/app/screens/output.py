@@ -41,5 +41,9 @@ class FallbackOutputScreen(ModalScreen[None]):
                     yield Static(Content.assemble(("stderr\n", "bold $text-muted"), (visible(r.stderr), "$text-muted")), id="output-stderr")
         yield Footer()
 
+    def on_mount(self) -> None:
+        # the output can be 64 KB: focus its scroll so up/down, page up/down, home and end read it
+        self.query_one("#output-scroll", VerticalScroll).focus()
+
     def action_close(self) -> None:
         self.dismiss(None)

@@ -13,11 +13,12 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.fuzzy import FuzzySearch
 from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...textsafe import visible
 from ..view import RISK_STYLE
+from ..widgets.safe_input import SafeInput
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,12 @@ class OptionPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-dialog") as dialog:
-            dialog.border_title = Content(self.title_text)
-            yield Input(placeholder="type to filter: fuzzy over ids, words of the description", id="picker-filter")
+            # the review queue's title names a session file: its name is untrusted text
+            dialog.border_title = Content(visible(self.title_text, single_line=True))
+            yield SafeInput(placeholder="type to filter: fuzzy over ids, words of the description", id="picker-filter")
             yield OptionList(id="picker-list")
             yield Static(Content.styled("enter: choose · ↑↓: move · esc: cancel", "$text-muted"), id="picker-hint")
+        yield Footer()  # this dialog's keys, not those of the screen underneath (whose letters type here)
 
     def on_mount(self) -> None:
         self._fill("")

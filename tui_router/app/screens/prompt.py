@@ -9,6 +9,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
+from ...textsafe import visible
+from ..widgets.safe_input import SafeInput
+
 
 class PromptModal(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel", tooltip="Close without doing anything")]
@@ -22,9 +25,9 @@ class PromptModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt-dialog") as dialog:
-            dialog.border_title = Content(self.title_text)
+            dialog.border_title = Content(visible(self.title_text, single_line=True))
             dialog.border_subtitle = "enter: ok · escape: cancel"
-            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield SafeInput(value=self.value, placeholder=self.placeholder, id="prompt-input")
             yield Static(Content.styled(self.hint or "enter: ok · escape: cancel", "$text-muted"), id="prompt-hint")
         yield Footer()
 

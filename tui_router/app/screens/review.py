@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, Static
 from ...errors import UserError
 from ...review import LabelEdit, Review
 from ...textsafe import visible
-from ..format import shorten
+from ..format import shorten, shorten_start
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
@@ -70,7 +70,7 @@ class QueueTable(DataTable):
         label = self.review.turn(position).label
         band_colour = self.app.theme_variables.get(BAND_VARIABLE.get(entry.band, ""), "")
         values = [
-            (entry.file.name, "dim"),
+            (shorten_start(entry.file.name, self.COLUMNS[0][1]), "dim"),  # names differ at the end
             (str(entry.turn_number), "dim"),
             ("-" if entry.margin is None else f"{entry.margin:.2f}", ""),
             (entry.band, band_colour),
@@ -194,7 +194,7 @@ class ReviewScreen(Screen[None]):
         )
         candidates.show(view, router.catalog if router else None)
         distribution.show(view)
-        subtitle = Content(f"{entry.file.name} turn {entry.turn_number}")
+        subtitle = Content(visible(f"{entry.file.name} turn {entry.turn_number}", single_line=True))  # a file name: untrusted
         for pane in ("#review-candidates-pane", "#review-distribution-pane"):
             self.query_one(pane).border_subtitle = subtitle
 

@@ -14,6 +14,7 @@ from ...catalog import NONE_DESCRIPTION, Catalog, Tool
 from ...textsafe import visible
 from ..view import RISK_STYLE
 from .candidates import SHORT_RISK
+from .safe_input import SafeInput
 
 
 def tool_matches(tool: Tool, words: list[str]) -> bool:
@@ -93,7 +94,7 @@ class CatalogPane(Vertical):
         self.catalog: Catalog | None = None
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter the catalog", id="catalog-filter", compact=True)
+        yield SafeInput(placeholder="filter the catalog", id="catalog-filter", compact=True)
         yield OptionList(id="catalog-list")
         with VerticalScroll(id="catalog-detail-scroll"):
             yield Static(Content.styled("Loading the catalog…", "$text-muted"), id="catalog-detail")

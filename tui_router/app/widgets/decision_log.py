@@ -58,7 +58,9 @@ class DecisionLog(ScrollView, can_focus=True):
         Binding("x", "app.label_clear", "Clear", id="label.clear", tooltip="Clear the turn's label"),
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
-        Binding("i", "app.focus_input", "Type", id="focus.input", tooltip="Type a new message", show=False),
+        # priority: run when the app reads the key, before the keys after it are sent to a widget,
+        # so "ihello" typed fast puts "hello" in the message box (see app.action_focus_input)
+        Binding("i", "app.focus_input", "Type", id="focus.input", tooltip="Type a new message", show=False, priority=True),
         Binding("up", "move(-1)", "Up", id="log.up", show=False, tooltip="Previous turn"),
         Binding("down", "move(1)", "Down", id="log.down", show=False, tooltip="Next turn"),
         Binding("pageup", "page(-1)", "Page up", id="log.page_up", show=False, tooltip="A page of turns up"),
@@ -86,6 +88,9 @@ class DecisionLog(ScrollView, can_focus=True):
         self.compact = False
         self.turns: list[Turn] = []
         self.flags: dict[int, str] = {}  # index -> "llm…" while its fallback command runs
+        # turns that came from the file without a decision (a hand-written eval case): the console
+        # never routes them, so their row says so instead of "routing…"
+        self.unrouted: set[int] = set()
         self.cells: dict[int, dict[str, str]] = {}  # what each row shows, by column key
         self._prompts: dict[int, Content] = {}
         self._strips: dict[tuple[int, bool, bool, int], Strip] = {}
@@ -147,7 +152,10 @@ class DecisionLog(ScrollView, can_focus=True):
             "label": (turn.label or "", "bold $text-success"),
         }
         if d is None:
-            waiting = "search" if "mcp:search_tools" in turn.tags else "routing…"  # an agent's tool search has no decision
+            if "mcp:search_tools" in turn.tags:
+                waiting = "search"  # an agent's tool search has no decision
+            else:
+                waiting = "not routed" if index in self.unrouted else "routing…"
             values.update(choice=(flag or waiting, "italic $text-muted"), conf=("", ""), band=("", ""), action=("", ""), outcome=("", ""))
             return values
         outcome = flag or OUTCOME_TEXT.get(d.outcome, d.outcome)
@@ -169,6 +177,7 @@ class DecisionLog(ScrollView, can_focus=True):
 
     def set_turns(self, turns: list[Turn]) -> None:
         self.turns = turns
+        self.unrouted = {i for i, turn in enumerate(turns) if turn.decision is None}
         self.cells.clear()
         self.flags.clear()
         self.rebuild()

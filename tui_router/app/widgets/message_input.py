@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from textual import events
 from textual.binding import Binding
-from textual.widgets import Input
 
 from ..messages import TurnSubmitted
+from ..terminal_input import unescape_paste
+from .safe_input import SafeInput
 
 
-class MessageInput(Input):
+class MessageInput(SafeInput):
     BINDINGS = [
-        Binding("escape", "app.focus_log", "Log", id="focus.log", tooltip="Move to the decision log to label and triage"),
+        # priority, for the same reason as the log's `i`: escape then `a` typed fast labels the turn
+        Binding("escape", "app.focus_log", "Log", id="focus.log", tooltip="Move to the decision log to label and triage", priority=True),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -20,7 +22,8 @@ class MessageInput(Input):
     def _on_paste(self, event: events.Paste) -> None:
         # Input keeps only the first line of a paste; a pasted user message must arrive whole.
         if event.text:
-            text = " ".join(line.strip() for line in event.text.splitlines() if line.strip())
+            pasted = unescape_paste(event.text)  # ESC set aside by the terminal reader (terminal_input)
+            text = " ".join(line.strip() for line in pasted.splitlines() if line.strip())
             selection = self.selection
             if selection.is_empty:
                 self.insert_text_at_cursor(text)

@@ -429,6 +429,9 @@ class SystemOneClient:
             hint = (
                 f"the server refused the API key in ${env}; check it" if self._key() else f"no API key was sent: set ${env} (named by [systemone] api_key_env)"
             )
+        elif status == 404 and shown.endswith("/models"):
+            # "No route /v1/models" names models too: the list is missing, not the configured model
+            hint = "the server has no model list there: check [systemone] base_url (it usually ends in /v1); routing itself does not need the list"
         elif status == 404 and ("model" in message.lower() or "model" in kind.lower()):
             hint = f"the server does not serve model {self.cfg.model!r}; pick one from `tui-router models` and set [systemone] model"
         elif status == 404:

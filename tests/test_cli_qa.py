@@ -1,0 +1,43 @@
+"""CLI defects found by a QA pass that used the commands as a new user would."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from cli_harness import tui_router
+
+
+def test_route_summary_of_an_unresolved_turn_says_there_is_no_answer(tmp_path: Path) -> None:
+    # The summary printed "top options " and nothing after it when the server could not be reached.
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "tui-router.toml"
+    config.write_text(
+        f'backend = "systemone"\n[systemone]\nbase_url = "http://127.0.0.1:{port}/v1"\ntimeout = 2\nmax_retries = 0\nprobe = false\n',
+        encoding="utf-8",
+    )
+    result = tui_router("route", "Text Jordan that the deploy finished.", env={"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert "band unresolved" in lines[0]
+    assert "top options - (no answer)" in lines
+    assert any(line.startswith("error       ") and "cannot connect" in line for line in lines)
+    assert result.stderr.startswith("tui-router: unresolved: ")
+
+
+def test_models_on_a_server_without_a_model_list_does_not_send_the_user_back_to_models(jev_mocks, tmp_path: Path) -> None:
+    # A 404 on GET /models ("No route /v1/models") was read as "model not served" and the hint said
+    # to pick a model from `tui-router models`, the very command that failed.
+    env = {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    result = tui_router("models", "--base-url", jev_mocks.url("models-404"), env=env)
+    assert result.returncode == 2, result.stdout
+    assert "HTTP 404" in result.stderr and "/models" in result.stderr
+    assert "tui-router models" not in result.stderr
+    assert "no model list there: check [systemone] base_url" in result.stderr
+    # a model the server does not serve keeps its own hint
+    routed = tui_router("route", "--backend", "systemone", "--base-url", jev_mocks.url("reject-jev-latest"), "Text Jordan.", env=env)
+    assert routed.returncode == 1
+    assert "does not serve model 'jev-latest'; pick one from `tui-router models`" in routed.stderr
