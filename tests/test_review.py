@@ -277,3 +277,16 @@ def test_the_workspace_records_label_sources_and_not_this(tmp_path):
         ("send_email", "confirm", []),
         (None, None, ["send_sms"]),
     ]
+
+
+def test_labelling_a_commented_file_keeps_its_original_in_a_backup_once(tmp_path: Path) -> None:
+    path = tmp_path / "hand.toml"
+    text = '# hand-written cases\n[session]\nid = "hand"\n\n[[turns]]\nmessage = "remind me at 9"\n'
+    path.write_text(text, encoding="utf-8")
+    review = Review.of_files([path], reviewer="dana")
+    first = review.set_label("create_reminder")
+    assert first.backup == tmp_path / "hand.toml.bak" and first.backup.read_text(encoding="utf-8") == text
+    assert load_session(path).turns[0].label == "create_reminder"
+    assert review.undo() is not None and load_session(path).turns[0].label is None
+    assert review.set_label("list_events").backup is None  # the file has no comments now; the backup stays as it was
+    assert (tmp_path / "hand.toml.bak").read_text(encoding="utf-8") == text

@@ -187,3 +187,64 @@ async def test_the_console_open_command_refuses_a_file_another_process_writes(tm
     finally:
         holder.communicate("\n", timeout=60)
     assert len(load_session(path).turns) == 1
+
+
+HAND_WRITTEN = """# cases for the billing desk, written by hand
+[session]
+id = "hand"
+catalog = "tiny"
+
+# the reminder case: keep it, it caught a regression once
+[[turns]]
+message = "remind me to call the dentist tomorrow"
+label = "create_reminder"
+"""
+
+
+def test_the_first_write_over_a_commented_file_keeps_it_once_in_a_backup(tmp_path):
+    from tui_router.session import dumps_session, iter_session_files
+    from tui_router.storage import backup_path_for
+
+    path = tmp_path / "hand.toml"
+    path.write_text(HAND_WRITTEN, encoding="utf-8")
+    session = load_session(path)
+    session.turns[0].label = "list_events"
+    backup = claim_session_file(path).write(dumps_session(session))
+    assert backup == backup_path_for(path) == tmp_path / "hand.toml.bak"
+    assert backup.read_text(encoding="utf-8") == HAND_WRITTEN  # the file as it was, comments and all
+    assert "#" not in path.read_text(encoding="utf-8") and load_session(path).turns[0].label == "list_events"
+    # later writes make no new backup, and the backup is not a session file for eval or the queue
+    assert claim_session_file(path).write(dumps_session(session)) is None
+    assert iter_session_files([tmp_path]) == [path]
+    release_session_file(path)
+    # a backup already there is never replaced; a file without comments needs none
+    other = tmp_path / "plain.toml"
+    other.write_text(HAND_WRITTEN.replace("# the reminder case: keep it, it caught a regression once\n", "").replace("# cases for the billing desk, written by hand\n", ""), encoding="utf-8")
+    assert claim_session_file(other).write(dumps_session(load_session(other))) is None
+    assert not backup_path_for(other).exists()
+    release_session_file(other)
+    again = tmp_path / "again.toml"
+    again.write_text(HAND_WRITTEN, encoding="utf-8")
+    backup_path_for(again).write_text("an older backup", encoding="utf-8")
+    assert claim_session_file(again).write(dumps_session(load_session(again))) is None
+    assert backup_path_for(again).read_text(encoding="utf-8") == "an older backup"
+    release_session_file(again)
+
+
+async def test_the_console_says_where_a_commented_files_original_went(tmp_path):
+    config = make_config(tmp_path)
+    path = tmp_path / "hand.toml"
+    path.write_text(HAND_WRITTEN, encoding="utf-8")
+    app = make_app(config, session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "show my calendar agenda for monday")
+        await settle(app, pilot)
+        said = [n for n in notifications(app) if "had comments" in n]
+        assert len(said) == 1 and "hand.toml.bak" in said[0]
+        await submit(app, pilot, "remind me to water the plants")
+        assert len([n for n in notifications(app) if "had comments" in n]) == 1  # said once
+    assert (tmp_path / "hand.toml.bak").read_text(encoding="utf-8") == HAND_WRITTEN
+    assert [t.message for t in load_session(path).turns] == [
+        "remind me to call the dentist tomorrow", "show my calendar agenda for monday", "remind me to water the plants",
+    ]

@@ -135,13 +135,14 @@ class LabelEdit:
     index: int
     before: LabelState
     after: LabelState
+    backup: Path | None = None  # the copy of a hand-written file's comments this change made
 
 
-def write_label(path: Path, index: int, message: str, state: LabelState) -> None:
+def write_label(path: Path, index: int, message: str, state: LabelState) -> Path | None:
     """Change one turn's label in its file, under the file's lock: claim it (a console writing it
     refuses, with a sentence), read it now, check the turn is still the one queued, set the label,
     write atomically (refused if someone changed the file since the claim), release. Nothing is
-    written when the turn moved."""
+    written when the turn moved. Returns the comment backup the write made (storage.keep_comments)."""
     from .storage import SessionFile
 
     handle = SessionFile.claim(path)
@@ -150,7 +151,7 @@ def write_label(path: Path, index: int, message: str, state: LabelState) -> None
         if index >= len(session.turns) or session.turns[index].message != message:
             raise SessionError(f"{path}: turn {index + 1} is no longer the queued message (the file changed); nothing was written")
         state.apply(session.turns[index])
-        handle.write(dumps_session(session))
+        return handle.write(dumps_session(session))
     finally:
         handle.release()
 
@@ -220,9 +221,10 @@ class Review:
             raise UserError("the review queue is empty")
         turn = self.turn()
         after = LabelState(option, source if option else None, self.reviewer if option else None)
-        edit = LabelEdit(self.position, entry.file, entry.index, LabelState.of(turn), after)
+        backup = None
         if self.sessions[entry.file] is not self.own:
-            write_label(entry.file, entry.index, entry.message, after)
+            backup = write_label(entry.file, entry.index, entry.message, after)
+        edit = LabelEdit(self.position, entry.file, entry.index, LabelState.of(turn), after, backup)
         after.apply(turn)
         self.history.append(edit)
         return edit

@@ -67,6 +67,7 @@ class SessionFile:
         self._lock_fd = lock_fd
         self._stamp = stamp
         self._write_lock = threading.Lock()
+        self._first_write = True
 
     @classmethod
     def claim(cls, path: Path, *, create: bool = False, role: str = CONSOLE) -> SessionFile:
@@ -87,8 +88,10 @@ class SessionFile:
                 os.close(fd)
             raise
 
-    def write(self, text: str) -> None:
-        """Atomic write, refused when the file changed on disk since it was claimed or last written."""
+    def write(self, text: str) -> Path | None:
+        """Atomic write, refused when the file changed on disk since it was claimed or last written.
+
+        Returns the backup this write made (see `keep_comments`), else None."""
         with self._write_lock:
             found = stamp_of(self.path)
             if found is not None and found != self._stamp:
@@ -96,8 +99,11 @@ class SessionFile:
                     f"{self.path}: the file changed on disk since this console read or wrote it; it was not "
                     "overwritten (save under another name with ctrl+s)"
                 )
+            backup = keep_comments(self.path) if self._first_write and found is not None else None
             atomic_write_text(self.path, text)
+            self._first_write = False
             self._stamp = stamp_of(self.path)
+            return backup
 
     def release(self) -> None:
         if self._lock_fd is not None:
@@ -107,6 +113,30 @@ class SessionFile:
     @property
     def locked(self) -> bool:
         return self._lock_fd is not None
+
+
+def backup_path_for(path: Path) -> Path:
+    return path.with_name(path.name + ".bak")  # not *.toml: eval and the queue do not read it as a session
+
+
+def keep_comments(path: Path) -> Path | None:
+    """Before the first write over a hand-written session file: the writer (tomli-w) cannot keep its
+    comments, so a file with comment lines is copied once to `<name>.bak` (an existing backup is
+    never replaced). Returns the backup made now, else None."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not any(line.lstrip().startswith("#") for line in text.splitlines()):
+        return None
+    backup = backup_path_for(path)
+    if backup.exists() or backup.is_symlink():
+        return None
+    try:
+        atomic_write_text(backup, text)
+    except OSError as exc:
+        raise SessionError(f"{path}: its comments cannot be kept in {backup.name} ({exc.strerror or exc}); nothing was overwritten") from None
+    return backup
 
 
 def _lock(path: Path, role: str = CONSOLE) -> int | None:
@@ -194,9 +224,10 @@ def create_session_file(folder: Path, stem: str) -> Path:
     return claimed.path
 
 
-def write_session_text(path: str | Path, text: str) -> None:
-    """Write a session file this process writes (claiming it first if needed)."""
-    claim_session_file(path).write(text)
+def write_session_text(path: str | Path, text: str) -> Path | None:
+    """Write a session file this process writes (claiming it first if needed); the comment backup
+    this write made, if any."""
+    return claim_session_file(path).write(text)
 
 
 def release_session_file(path: str | Path | None) -> None:

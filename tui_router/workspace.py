@@ -96,6 +96,13 @@ class Workspace:
         self._save_seq = 0
         self._written_seq = 0
         self._lock = threading.Lock()
+        self.comments_backup: Path | None = None  # set when a write kept a hand-written file's comments aside
+
+    def take_comments_backup(self) -> Path | None:
+        """The backup a write made since the last call (the console says where it is, once)."""
+        with self._lock:
+            backup, self.comments_backup = self.comments_backup, None
+        return backup
 
     # -- facts -----------------------------------------------------------------------------
     def now_iso(self) -> str:
@@ -264,8 +271,10 @@ class Workspace:
         with self._lock:
             if snap.seq <= self._written_seq:
                 return False
-            write_session_text(snap.path, snap.text)  # locked; refused when the file changed on disk
+            backup = write_session_text(snap.path, snap.text)  # locked; refused when the file changed on disk
             self._written_seq = snap.seq
+            if backup is not None:
+                self.comments_backup = backup
         return True
 
     def save_now(self) -> None:
@@ -275,8 +284,10 @@ class Workspace:
             return
         path = self.ensure_path()
         with self._lock:
-            write_session_text(path, dumps_session(self.session))
+            backup = write_session_text(path, dumps_session(self.session))
             self._written_seq = self._save_seq
+            if backup is not None:
+                self.comments_backup = backup
 
     def save_as_target(self, value: str) -> Path:
         """Where "save as <value>" writes: a bare name goes to the sessions folder; never an existing file."""

@@ -767,6 +767,15 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self._update_status()
         except NoMatches:
             pass  # the write finished while the app was closing
+        self._say_comments_backup()
+
+    def _say_comments_backup(self) -> None:
+        backup = self.workspace.take_comments_backup()
+        if backup is not None:
+            self.notify(
+                f"The session file had comments, which saving cannot keep: the file as it was is in {display_path(backup)}.",
+                severity="warning", timeout=15, markup=False,
+            )
 
     def save_now(self) -> bool:
         """Write the session synchronously (quit, save as). False when it could not be written."""
@@ -779,6 +788,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self.notify(str(exc), severity="error", timeout=15, markup=False)
             return False
         self._update_status()
+        self._say_comments_backup()
         return True
 
     def action_save_as(self) -> None:

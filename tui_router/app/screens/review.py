@@ -245,6 +245,11 @@ class ReviewScreen(Screen[None]):
             hook = getattr(self.app, "review_label_written", None)
             if hook is not None:
                 hook(step.edit.file, step.edit.index)
+            if step.edit.backup is not None:
+                self.notify(
+                    f"{step.edit.file.name} had comments, which saving cannot keep: the file as it was is in {step.edit.backup.name}.",
+                    severity="warning", timeout=15, markup=False,
+                )
         if step.note:
             self.notify(step.note, title=step.title, severity=step.severity, timeout=10 if step.severity == "error" else 5, markup=False)
         self.show_current()
