@@ -264,8 +264,13 @@ def test_the_server_still_answers_after_the_property(served) -> None:
 
 
 def test_raw_json_rpc_that_the_sdk_client_would_not_send(tmp_path: Path) -> None:
-    """Arguments that are not an object, a missing or non-string tool name, NaN and 1e400 numbers,
-    junk lines: each call gets an "invalid params" error (or, for junk, nothing) and the server goes on."""
+    """Arguments that are not an object, a non-string tool name, params that are an array, NaN,
+    1e400 and 5,000-digit numbers, a lone surrogate escape, junk, nesting past every parser: each
+    line gets an answer and the server goes on.
+
+    Found: the SDK's stdio transport dropped every line its JSON reader refused (a lone surrogate
+    escape, valid JSON; a 5,000-digit number; params that are an array; junk) without an answer,
+    so the agent waited for its own timeout."""
     import select
     import subprocess
 
@@ -294,18 +299,24 @@ def test_raw_json_rpc_that_the_sdk_client_would_not_send(tmp_path: Path) -> None
         send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
         assert answer()["result"]["serverInfo"]["name"] == "tui-router"
         send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        send("garbage \x1b[2J not json")
-        send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"route_request","arguments":{"message":' + "[" * 5000 + "]" * 5000 + "}}}")
+        for junk in ["garbage \x1b[2J not json", '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":' + "[" * 5000 + "]" * 5000 + "}}"]:
+            send(junk)
+            assert answer() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error: this line is not JSON"}}
         for ident, params in enumerate(['{"name":"route_request","arguments":["remind me"]}', '{"name":"route_request","arguments":"remind me"}', '{"name":5,"arguments":{}}', "{}"], start=3):
             assert call(ident, params)["error"]["code"] == INVALID_PARAMS
+        error = call(7, "[]")["error"]
+        assert error["code"] == -32600 and error["message"].startswith("invalid request: 'tools/call' cannot be read")
         for ident, params, expected in [
             (10, '{"name":"route_request","arguments":{"message":"hi","candidates":1e400}}', "'candidates' must be an integer, not a number"),
             (11, '{"name":"route_request","arguments":{"message":NaN}}', "'message' must be a string, not a number"),
             (12, '{"name":"search_tools","arguments":{"query":"x","top_k":3.0}}', "'top_k' must be an integer, not a number"),
+            (13, '{"name":"search_tools","arguments":{"query":"x","top_k":' + "9" * 5000 + "}}", "'top_k' must be an integer, not a number"),
         ]:
             error = call(ident, params)["error"]
             assert error["code"] == INVALID_PARAMS and expected in error["message"]
-        reply = call(13, '{"name":"route_request","arguments":{"message":"remind me to call mom tomorrow at 9"}}')
+        routed = json.loads(call(14, '{"name":"route_request","arguments":{"message":"remind me \\ud800 to call mom tomorrow at 9"}}')["result"]["content"][0]["text"])
+        assert routed["choice"] == "create_reminder"  # the lone surrogate read as U+FFFD
+        reply = call(15, '{"name":"route_request","arguments":{"message":"remind me to call mom tomorrow at 9"}}')
         assert json.loads(reply["result"]["content"][0]["text"])["choice"] == "create_reminder"
     finally:
         proc.stdin.close()
