@@ -271,23 +271,8 @@ def test_raw_json_rpc_that_the_sdk_client_would_not_send(tmp_path: Path) -> None
     Found: the SDK's stdio transport dropped every line its JSON reader refused (a lone surrogate
     escape, valid JSON; a 5,000-digit number; params that are an array; junk) without an answer,
     so the agent waited for its own timeout."""
-    import select
-    import subprocess
-
-    catalog = write_catalog(tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tui_router", "mcp-serve", "--catalog", str(catalog), "--backend", "local", "--no-record"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-    )
-
-    def send(line: str) -> None:
-        proc.stdin.write(line + "\n")
-        proc.stdin.flush()
-
-    def answer(timeout: float = 20) -> dict[str, Any]:
-        ready, _, _ = select.select([proc.stdout], [], [], timeout)
-        assert ready, "no answer"
-        return json.loads(proc.stdout.readline())
+    peer = RawPeer(tmp_path)  # initialised
+    send, answer, proc = peer.send, peer.read, peer.proc
 
     def call(ident: int, params: str) -> dict[str, Any]:
         send(f'{{"jsonrpc":"2.0","id":{ident},"method":"tools/call","params":{params}}}')
@@ -296,16 +281,14 @@ def test_raw_json_rpc_that_the_sdk_client_would_not_send(tmp_path: Path) -> None
         return reply
 
     try:
-        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
-        assert answer()["result"]["serverInfo"]["name"] == "tui-router"
-        send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
         for junk in ["garbage \x1b[2J not json", '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":' + "[" * 5000 + "]" * 5000 + "}}"]:
             send(junk)
             assert answer() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error: this line is not JSON"}}
         for ident, params in enumerate(['{"name":"route_request","arguments":["remind me"]}', '{"name":"route_request","arguments":"remind me"}', '{"name":5,"arguments":{}}', "{}"], start=3):
             assert call(ident, params)["error"]["code"] == INVALID_PARAMS
-        error = call(7, "[]")["error"]
-        assert error["code"] == -32600 and error["message"].startswith("invalid request: 'tools/call' cannot be read")
+        for ident, params in [(7, "[]"), (8, '"remind me to call mom"')]:  # found: a string's own text was taken for the line
+            error = call(ident, params)["error"]
+            assert error["code"] == -32600 and error["message"].startswith("invalid request: 'tools/call' cannot be read")
         for ident, params, expected in [
             (10, '{"name":"route_request","arguments":{"message":"hi","candidates":1e400}}', "'candidates' must be an integer, not a number"),
             (11, '{"name":"route_request","arguments":{"message":NaN}}', "'message' must be a string, not a number"),
@@ -323,3 +306,113 @@ def test_raw_json_rpc_that_the_sdk_client_would_not_send(tmp_path: Path) -> None
         proc.wait(timeout=20)
     assert proc.returncode == 0
     assert "Traceback" not in proc.stderr.read()
+
+
+# ---------------------------------------------------------------- raw JSON-RPC lines, generated
+
+
+class RawPeer:
+    """A raw JSON-RPC peer over pipes: send a line, then a ping, and collect every answer up to the ping's."""
+
+    def __init__(self, folder: Path) -> None:
+        import subprocess
+
+        catalog = write_catalog(folder)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tui_router", "mcp-serve", "--catalog", str(catalog), "--backend", "local", "--no-record"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=folder,
+        )
+        self.pings = 0
+        # a thread reads the answers: select() on the pipe misses lines already in the reader's buffer
+        import queue
+
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
+        self.send(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        assert self.read()["id"] == "init"
+        self.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def read(self, timeout: float = 30) -> dict[str, Any]:
+        import queue
+
+        try:
+            return json.loads(self.lines.get(timeout=timeout))
+        except queue.Empty:
+            raise AssertionError("no answer") from None
+
+    def exchange(self, line: str) -> list[dict[str, Any]]:
+        self.pings += 1
+        ping = f"ping-{self.pings}"
+        self.send(line)
+        self.send(json.dumps({"jsonrpc": "2.0", "id": ping, "method": "ping"}))
+        answers = []
+        while (reply := self.read())["id"] != ping:
+            answers.append(reply)
+        return answers
+
+
+@pytest.fixture(scope="module")
+def raw_peer(tmp_path_factory: pytest.TempPathFactory):
+    peer = RawPeer(tmp_path_factory.mktemp("fz-raw"))
+    yield peer
+    peer.proc.stdin.close()
+    peer.proc.wait(timeout=20)
+    assert peer.proc.returncode == 0
+    assert "Traceback" not in peer.proc.stderr.read()
+
+
+RAW_TOKENS = ['"\\ud800"', '"x\\udfff y"', "NaN", "Infinity", "1e400", "9" * 5000, "-0", "[]", "{}", "null", "true", '"remind me to call mom"', "[" * 300 + "]" * 300, "3.0"]
+raw_values = st.one_of(st.sampled_from(RAW_TOKENS), any_json.map(json.dumps))
+idents = st.one_of(st.integers(-(2**53), 2**53), text, st.sampled_from([None, 1.5, True, [], {}]))
+
+
+@st.composite
+def raw_lines(draw: st.DrawFn) -> str:
+    shape = draw(st.sampled_from(["call", "call", "call", "params", "junk"]))
+    if shape == "junk":
+        return draw(st.one_of(st.sampled_from(["garbage \x1b[2J", "{", '{"jsonrpc":"2.0"', "[" * 5000, "\x00", "5", '"x"', '{"id":1}']), text.filter(lambda t: "\n" not in t and "\r" not in t)))
+    ident = draw(idents)
+    head = '{"jsonrpc":"2.0"' + ("" if ident is None else f',"id":{json.dumps(ident)}') + ',"method":"tools/call","params":'
+    if shape == "params":
+        return head + draw(raw_values) + "}"
+    name = draw(st.sampled_from(['"route_request"', '"search_tools"', "5", '"nope"']))
+    field = draw(st.sampled_from(["message", "query", "candidates", "top_k", "x"]))
+    return head + '{"name":' + name + ',"arguments":{"' + field + '":' + draw(raw_values) + "}}}"
+
+
+def expected_id(line: str) -> tuple[bool, Any]:
+    """(whether an answer is due, its id) as the server documents it: a request (an object with an int
+    or string id and a string method) gets one with its id; a line no JSON reader reads, one with id null."""
+    if not line.strip():
+        return False, None
+    try:
+        data = json.loads(line, parse_int=lambda t: int(t) if len(t) <= 4000 else float(t))
+    except (ValueError, RecursionError):
+        return True, None
+    if isinstance(data, dict) and isinstance(data.get("method"), str) and "id" in data:
+        ident = data["id"]
+        if isinstance(ident, int | str) and not isinstance(ident, bool):
+            return True, ident
+    return False, None
+
+
+@settings(FUZZ, max_examples=100)
+@given(line=raw_lines())
+def test_every_raw_request_line_gets_one_answer(raw_peer: RawPeer, line: str) -> None:
+    answers = raw_peer.exchange(line)
+    due, ident = expected_id(line)
+    if not due:
+        assert answers == [] or all(a.get("id") is None for a in answers), answers
+        return
+    assert [a["id"] for a in answers] == [ident], answers
+    [answer] = answers
+    if "error" in answer:
+        assert answer["error"]["code"] in (-32700, -32600, -32601, -32602)
+        message = answer["error"]["message"]
+        assert message and len(message) <= 300 and "\n" not in message and is_safe(message)
+    else:
+        assert isinstance(answer["result"], dict)

@@ -463,10 +463,10 @@ def _reread(exc: Exception) -> tuple[Any, Any]:
 
     errors = getattr(exc, "errors", None)
     try:  # pydantic names what it refused: the whole line (not JSON to it) or the whole message
-        inputs = [error.get("input") for error in errors()] if callable(errors) else []
+        refused = [(error.get("type"), error.get("input")) for error in errors()] if callable(errors) else []
     except Exception:
-        inputs = []
-    line = next((item for item in inputs if isinstance(item, str) or (isinstance(item, dict) and "jsonrpc" in item)), None)
+        refused = []
+    line = next((item for kind, item in refused if (kind == "json_invalid" and isinstance(item, str)) or (isinstance(item, dict) and "jsonrpc" in item)), None)
     if isinstance(line, dict):
         data = line
     elif not isinstance(line, str) or not line.strip():
