@@ -13,6 +13,11 @@ action in their enums, the choice among the catalog's options, candidates' proba
 [0, 1] and at most 1 together, the turn's full distribution in the live file summing to 1);
 invalid ones give an MCP "invalid params" error of one short printable sentence; the API key
 appears nowhere: not in a result, an error, the server's stderr, or the live session file.
+
+A second process (a raw JSON-RPC peer over pipes, no SDK) takes generated request lines the SDK's
+client would never send (lone surrogate escapes, NaN, 5,000-digit numbers, params of any type,
+junk): every request line gets exactly one answer carrying its id, a line no reader can read a
+parse error, and the server goes on.
 """
 
 from __future__ import annotations
