@@ -10,20 +10,31 @@ given a derived id (its original name kept as the title) and reported, as are mi
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import shlex
 import tempfile
 import unicodedata
+from collections.abc import Iterator
 from typing import Any
 
 import tomli_w
 from pydantic import BaseModel
 
+from . import tomlio
 from .catalog import DEFAULT_NONE_OPTION, ID_PATTERN, Catalog, Risk, parse_catalog
 from .errors import CatalogError, UserError
+from .textsafe import visible
 
 DEFAULT_TIMEOUT = 30.0
 MAX_WHEN_TO_USE = 300
+MAX_SHOWN_NAME = 80  # an MCP name quoted in a note or a header comment (a server may send 10,000 characters)
+MAX_CATALOG_NAME = 64
+# A schema sits 3 levels down in a catalog file (tools array, tool table, schema table) and the
+# catalog reader refuses nesting past tomlio.MAX_DEPTH: a deeper schema would write a file that
+# `catalog validate` rejects.
+MAX_SCHEMA_DEPTH = tomlio.MAX_DEPTH - 3
 INSTALL_HINT = "catalog import-mcp needs the MCP SDK, an optional extra: install it with pip install 'tui-router[mcp]'"
 
 
@@ -40,14 +51,40 @@ class ImportResult(BaseModel):
     def toml(self, source: str = "") -> str:
         header = ["# Catalog imported from an MCP server by `tui-router catalog import-mcp`."]
         if source:
-            header.append(f"# Server command: {source}")
+            header.append(f"# Server command: {_comment(source)}")
         if self.renamed:
             header.append("# MCP names that are not valid ids (catalog id <- MCP tool name):")
-            header += [f"#   {new} <- {old}" for old, new in self.renamed.items()]
+            header += [f"#   {new} <- {_comment(_shown(old))}" for old, new in self.renamed.items()]
         if self.notes:
             header.append("# Check before routing:")
-            header += [f"#   {note}" for note in self.notes if not note.startswith("renamed")]
+            header += [f"#   {_comment(note)}" for note in self.notes if not note.startswith("renamed")]
         return "\n".join(header) + "\n\n" + tomli_w.dumps(self.data)
+
+
+def check_loads_back(text: str) -> None:
+    """The written text must load as the product loads a catalog file (size, nesting, finite
+    numbers, TOML, catalog rules): what it cannot read is never written."""
+    import tomllib
+
+    size = len(text.encode("utf-8"))
+    try:
+        if size > tomlio.MAX_FILE_BYTES:
+            raise ValueError(f"{size:,} bytes, past the {tomlio.MAX_FILE_BYTES:,} a catalog file may have")
+        parse_catalog(tomlio.loads(text), "<imported catalog>")
+    except (ValueError, tomllib.TOMLDecodeError) as exc:  # TOMLLimitError is a ValueError
+        raise MCPImportError(f"the imported catalog would not load back ({_summary(exc)}); nothing was written") from None
+    except CatalogError as exc:
+        raise MCPImportError(f"the imported catalog would not load back ({'; '.join(exc.lines()[:2])}); nothing was written") from None
+
+
+def _comment(text: str) -> str:
+    """Server text in a one-line TOML comment: a newline in it would start TOML lines of its own
+    (a table, a tool) and a control character makes the file unreadable."""
+    return visible(text, single_line=True)
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= MAX_SHOWN_NAME else f"{name[:MAX_SHOWN_NAME]}… ({len(name):,} characters)"
 
 
 # ---------------------------------------------------------------- conversion (no MCP needed)
@@ -110,6 +147,19 @@ def _without_nulls(value: Any, path: str, dropped: list[str]) -> Any:
     return value
 
 
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest below `value` (itself 0), walked without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                deepest = max(deepest, depth + 1)
+                stack.append((child, depth + 1))
+    return deepest
+
+
 def _risk(annotations: dict[str, Any]) -> Risk:
     """From MCP tool annotations, with the spec's defaults (not read-only, open world) when absent."""
     if annotations.get("readOnlyHint") is True:
@@ -136,13 +186,13 @@ def catalog_from_tools(tools: list[dict[str, Any]], name: str, none_option: str 
             tool_id = _unique(derive_id(mcp_name), taken)
             why = "is not a valid id" if not ID_PATTERN.match(mcp_name) else "collides with another id"
             renamed[mcp_name] = tool_id
-            notes.append(f"renamed: MCP tool {mcp_name!r} {why}; its catalog id is {tool_id!r} (the MCP name is kept as its title)")
+            notes.append(f"renamed: MCP tool {_shown(mcp_name)!r} {why}; its catalog id is {tool_id!r} (the MCP name is kept as its title)")
         taken.add(tool_id)
 
         description = tool.get("description") if isinstance(tool.get("description"), str) else ""
         when, shortened = _when_to_use(description or "")
         if not when:
-            when = f"No description from the MCP server for {mcp_name!r}; write when_to_use before routing to it."
+            when = f"No description from the MCP server for {_shown(mcp_name)!r}; write when_to_use before routing to it."
             notes.append(f"{tool_id}: the MCP server gives no description; when_to_use is a placeholder to replace")
         elif shortened:
             notes.append(f"{tool_id}: when_to_use is the first {len(when)} characters of a longer description")
@@ -154,7 +204,9 @@ def catalog_from_tools(tools: list[dict[str, Any]], name: str, none_option: str 
             entry["title"] = title
         entry["risk"] = _risk(annotations).value
         schema = tool.get("inputSchema", tool.get("input_schema"))
-        if isinstance(schema, dict):
+        if isinstance(schema, dict) and (depth := _depth(schema)) > MAX_SCHEMA_DEPTH:
+            notes.append(f"{tool_id}: its schema nests {depth} levels deep, past the {MAX_SCHEMA_DEPTH} a catalog file holds; it was left out (write a flatter one)")
+        elif isinstance(schema, dict):
             dropped: list[str] = []
             entry["schema"] = _without_nulls(schema, "schema", dropped)
             if dropped:
@@ -194,7 +246,7 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
     if not command:
         raise MCPImportError("give the MCP server command after --, e.g. catalog import-mcp -- python my_server.py")
     shown = shlex.join(command)
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog, _sdk_log() as unreadable:
         params = StdioServerParameters(command=command[0], args=command[1:])
         try:
             with anyio.fail_after(timeout):
@@ -210,18 +262,66 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
                             break
                     return (info.name if info else None), tools
         except TimeoutError:
-            raise MCPImportError(f"the MCP server `{shown}` did not list its tools within {timeout:g} s{_stderr_tail(errlog)}") from None
+            raise MCPImportError(f"the MCP server `{shown}` did not list its tools within {timeout:g} s{_unreadable(unreadable)}{_stderr_tail(errlog)}") from None
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             reason = exc.strerror or str(exc)
             raise MCPImportError(f"cannot start the MCP server `{shown}`: {reason}") from None
         except Exception as exc:  # the SDK raises many kinds (closed streams, protocol errors, groups)
-            raise MCPImportError(f"the MCP server `{shown}` stopped or failed before listing its tools ({_summary(exc)}){_stderr_tail(errlog)}") from None
+            raise MCPImportError(f"the MCP server `{shown}` stopped or failed before listing its tools ({_summary(exc)}){_unreadable(unreadable)}{_stderr_tail(errlog)}") from None
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        self.messages.append(_summary(exc) if exc else record.getMessage())
+
+
+@contextlib.contextmanager
+def _sdk_log() -> Iterator[list[str]]:
+    """The SDK's own log records, kept for the error instead of printed: a server line that is not
+    JSON-RPC (junk on stdout, a 5,000-digit number, nesting past the parser) is logged by the SDK
+    with its traceback on stderr, and the request it answered then waits for the timeout."""
+    logger = logging.getLogger("mcp")
+    handler = _Collect()
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _unreadable(messages: list[str]) -> str:
+    if not messages:
+        return ""
+    many = f"{len(messages)} lines" if len(messages) > 1 else "a line"
+    return f"; it wrote {many} the MCP client could not read (first: {messages[0][:200]})"
+
+
+def _clean_name(name: Any) -> str:
+    """A server's self-reported name as a catalog name: one printable line, bounded (untrusted text)."""
+    if not isinstance(name, str):
+        return ""
+    text = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in name)
+    return " ".join(text.split())[:MAX_CATALOG_NAME].strip()
 
 
 def _summary(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
+    errors = getattr(exc, "errors", None)
+    if isinstance(exc, ValueError) and callable(errors):  # pydantic: the first error, without its URL and input dump
+        with contextlib.suppress(Exception):
+            first = errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            text = f"{where}: {first['msg']}" if where else first["msg"]
     return " ".join(text.split())[:200]
 
 
@@ -229,5 +329,5 @@ def import_mcp(command: list[str], name: str | None = None, timeout: float = DEF
     import asyncio
 
     server_name, tools = asyncio.run(list_mcp_tools(command, timeout))
-    catalog_name = (name or server_name or "mcp").strip() or "mcp"
+    catalog_name = (name or _clean_name(server_name) or "mcp").strip() or "mcp"
     return catalog_from_tools(tools, catalog_name)

@@ -402,7 +402,90 @@ async def _serve_stdio(server: Any, on_ready: Callable[[str], None] | None) -> N
     async with stdio_server() as (read_stream, write_stream):
         if on_ready:
             on_ready("stdio")
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(_AnsweredReads(read_stream, write_stream), write_stream, server.create_initialization_options())
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_INT_DIGITS = 4000  # Python's int() refuses more than 4,300 digits; a longer one reads as a float (inf)
+
+
+class _AnsweredReads:
+    """The SDK's stdio read stream, where a request line its JSON reader refused still gets an answer.
+
+    The SDK drops such a line (logged at debug) and the caller waits for its own timeout. A line
+    Python's JSON reader can read is read again: a lone surrogate escape ("\\ud800", valid JSON, not
+    valid Unicode) becomes U+FFFD, as invalid UTF-8 bytes already do, and a number past int()'s
+    digit cap becomes a float; if the SDK then takes it, it is served; if not, a request gets an
+    "invalid request" error with its id. A line nothing can read gets a parse error (id null).
+    """
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self._inner = inner
+        self._write = write_stream
+
+    def __getattr__(self, name: str) -> Any:  # last_context, close, aclose, clone ...
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _AnsweredReads:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self) -> _AnsweredReads:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def receive(self) -> Any:
+        item = await self._inner.receive()
+        if not isinstance(item, Exception):
+            return item
+        repaired, answer = _reread(item)
+        if repaired is not None:
+            return repaired
+        if answer is not None:
+            await self._write.send(answer)
+        return item  # the SDK's own handling (a debug log) still sees it
+
+
+def _reread(exc: Exception) -> tuple[Any, Any]:
+    """(a message the SDK takes, or None; an error answer to send, or None) for a refused line."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jsonrpc_message_adapter
+
+    errors = getattr(exc, "errors", None)
+    try:  # pydantic names what it refused: the whole line (not JSON to it) or the whole message
+        refused = [(error.get("type"), error.get("input")) for error in errors()] if callable(errors) else []
+    except Exception:
+        refused = []
+    line = next((item for kind, item in refused if (kind == "json_invalid" and isinstance(item, str)) or (isinstance(item, dict) and "jsonrpc" in item)), None)
+    if isinstance(line, dict):
+        data = line
+    elif not isinstance(line, str) or not line.strip():
+        return None, None
+    else:
+        try:
+            data = json.loads(line, parse_int=lambda text: int(text) if len(text) <= MAX_INT_DIGITS else float(text))
+        except (ValueError, RecursionError):
+            return None, SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="parse error: this line is not JSON")))
+    try:
+        data = json.loads(_SURROGATE.sub("\ufffd", json.dumps(data, ensure_ascii=False)))
+        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False)), None
+    except (ValueError, RecursionError):
+        pass
+    ident = data.get("id") if isinstance(data, dict) else None
+    if isinstance(ident, bool) or not isinstance(ident, int | str) or not isinstance(data.get("method"), str):
+        return None, None  # not a request: nothing waits for an answer
+    message = f"invalid request: {data['method'][:40]!r} cannot be read (its params are not what the method takes, or nest too deep)"
+    return None, SessionMessage(JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=INVALID_REQUEST, message=message)))
 
 
 async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | None) -> None:

@@ -22,7 +22,7 @@ def register(csub: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..mcp_import import MCPImportError, import_mcp
+    from ..mcp_import import MCPImportError, check_loads_back, import_mcp
 
     command = list(args.server_command)
     if command[:1] == ["--"]:
@@ -34,6 +34,7 @@ def run_import(args: argparse.Namespace) -> int:
         raise MCPImportError(f"{out}: already exists; choose another --out (nothing was overwritten)")
     result = import_mcp(command, name=args.name, timeout=args.timeout)
     text = result.toml(source=" ".join(command))
+    check_loads_back(text)
     for note in result.notes:
         print(f"tui-router: warning: {note}", file=sys.stderr)
     if out is None:
