@@ -975,7 +975,10 @@ def evaluate_router(
     router.backend.prefetch(messages)  # the semantic backend: every message embedded up front, on every core
     routed = route_all(router, messages, concurrency)
     decisions, again = routed[: len(cases)], routed[len(cases) :]
-    repeats = [d.choice in c.turn.not_this for c, d in zip(cases, decisions, strict=True) if c.turn.not_this]
+    # a label given after a decline (`a` on a declined row, a review) overrules that decline: the
+    # option is then right, so picking it again is not a "not this" repeat
+    still_declined = [[o for o in c.turn.not_this if o != c.turn.label and o not in c.turn.acceptable] for c in cases]
+    repeats = [d.choice in no for no, d in zip(still_declined, decisions, strict=True) if no]
     repeats += [d.choice in c.turn.not_this for c, d in zip(declined, again, strict=True)]
     always = always_offered_ids(router.catalog, router.config)
     results = [
