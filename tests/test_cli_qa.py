@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from cli_harness import tui_router
 
 
@@ -41,3 +45,42 @@ def test_models_on_a_server_without_a_model_list_does_not_send_the_user_back_to_
     routed = tui_router("route", "--backend", "systemone", "--base-url", jev_mocks.url("reject-jev-latest"), "Text Jordan.", env=env)
     assert routed.returncode == 1
     assert "does not serve model 'jev-latest'; pick one from `tui-router models`" in routed.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_eval_tables_on_a_terminal_are_styled_not_printed_as_escapes(tmp_path: Path) -> None:
+    # qa2: on a terminal rich's styling codes went through the CLI's control-character guard, so
+    # `tui-router eval` showed "\x1b[1mSummary" and headers three lines tall at 80 columns.
+    import pty
+
+    session = tmp_path / "s.toml"
+    session.write_text(
+        '[session]\nid = "s"\ncatalog = "demo"\n'
+        '[[turns]]\nmessage = "Text Jordan \\u001b[31mthat the deploy finished."\nlabel = "delete_file"\n'
+        '[[turns]]\nmessage = "Run the unit tests on the main branch"\nlabel = "run_tests"\n',
+        encoding="utf-8",
+    )
+    script = Path(sys.executable).parent / "tui-router"
+    argv = [str(script)] if script.is_file() else [sys.executable, "-m", "tui_router.cli"]
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "80", "LINES": "50", "TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")}
+    env.pop("NO_COLOR", None)
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    process = subprocess.Popen([*argv, "eval", str(session), "--backend", "bm25", "--errors", "5"], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert process.wait(60) == 0
+    out = b"".join(chunks).decode("utf-8", "replace")
+    assert "\\x1b[1m" not in out and "\\x1b[0m" not in out  # rich's codes are not shown as text
+    assert "\x1b[1m" in out  # they style the titles
+    assert "\x1b[31m" not in out  # the message's own escape never reaches the terminal
+    assert "Text Jordan \\x1b[31mthat" in out  # it is shown, made visible

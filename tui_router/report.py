@@ -7,6 +7,7 @@ data) never pass through markup. Imports rich only (never textual).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -413,18 +414,26 @@ def print_sections(sections: Sequence[Section], file: IO[str] | None = None, wid
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=file, width=width, highlight=False, soft_wrap=False)
+    from .textsafe import VisibleStream, visible
+
+    target = file if file is not None else sys.stdout
+    if isinstance(target, VisibleStream) and not target.data:
+        # the CLI's stdout shows control characters as \x1b: rich's own styling codes went through
+        # it too and a terminal showed "\x1b[1mSummary". Every text below is made visible here, so
+        # rich writes to the real stream.
+        target = target.stream
+    console = Console(file=target, width=width, highlight=False, soft_wrap=False)
     if width is None and not console.is_terminal:
         console.width = 160  # piped to a file or another program: do not fold tables at 80 columns
     for s in sections:
-        table = Table(title=Text(s.title, style="bold"), title_justify="left", show_lines=False)
+        table = Table(title=Text(visible(s.title), style="bold"), title_justify="left", show_lines=False)
         for i, header in enumerate(s.headers):
-            table.add_column(Text(header), justify="right" if i in s.right else "left", overflow="fold")
+            table.add_column(Text(visible(header)), justify="right" if i in s.right else "left", overflow="fold")
         for row in s.rows:
-            table.add_row(*(Text(cell) for cell in row))
+            table.add_row(*(Text(visible(cell)) for cell in row))
         if not s.rows:
             table.add_row(*(Text("-") for _ in s.headers))
-        console.print(table if s.headers else Text(s.title, style="bold"))
+        console.print(table if s.headers else Text(visible(s.title), style="bold"))
         if s.note:
-            console.print(Text(s.note, style="dim"))
+            console.print(Text(visible(s.note), style="dim"))
         console.print()
