@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_harness import AGENDA, make_app, make_config, screen_text, settle, submit, write_catalog
+from app_harness import AGENDA, make_app, make_config, notifications, screen_text, settle, submit, write_catalog
 from textual import events
 
 from tui_router.app.widgets.message_input import MessageInput
@@ -392,3 +392,47 @@ async def test_the_review_queue_shows_where_session_file_names_differ(tmp_path: 
         shown = {str(table.cells(position)[0]) for position in range(2)}
         assert shown == {"…1-4125b5.toml", "…2-afce26.toml"}
         assert "…1-4125b5.toml" in screen_text(app)
+
+
+async def test_typing_the_next_message_into_an_open_confirm_dialog_neither_answers_it_nor_loses_the_message(tmp_path: Path) -> None:
+    # qa2: the dialog opens as soon as the turn is routed; a message typed on without looking went
+    # to it: "Book the dentist" declined turn 1 (its `n`, recorded as not_this) and routed "tist".
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "text Jordan by sms that the deploy finished")
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        for key in ["B", "o", "o", "k", "space", "t", "h", "e", "space", "d", "e", "n", "t", "i", "s", "t"]:
+            await pilot.press(key)
+        assert type(app.screen).__name__ == "Screen"
+        assert app.query_one("#message", MessageInput).value == "Book the dentist"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        first, second = app.session.turns[:2]
+        assert (first.decision.outcome, first.not_this) == ("pending", [])
+        assert second.message == "Book the dentist"
+        assert "Turn 1 waits for confirmation: Enter on its row in the Decision log opens it." in notifications(app)
+        # the keys that answer it still do, once the dialog is reopened from its row
+        app.open_confirm(0)
+        await pilot.pause()
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert (app.session.turns[0].decision.outcome, app.session.turns[0].not_this) == ("declined", ["send_sms"])
+
+
+async def test_f1_opens_the_help_over_the_confirm_dialog(tmp_path: Path) -> None:
+    # A modal screen hides the app's bindings: F1 did nothing while the confirm dialog was open.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "text Jordan by sms that the deploy finished")
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        await pilot.press("f1")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmTurnModal"  # back to the undecided dialog
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert app.session.turns[0].decision.outcome == "approved"
