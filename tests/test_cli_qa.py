@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -84,3 +85,28 @@ def test_eval_tables_on_a_terminal_are_styled_not_printed_as_escapes(tmp_path: P
     assert "\x1b[1m" in out  # they style the titles
     assert "\x1b[31m" not in out  # the message's own escape never reaches the terminal
     assert "Text Jordan \\x1b[31mthat" in out  # it is shown, made visible
+
+
+def test_replay_against_a_failing_server_says_why_the_turns_are_unresolved(jev_mocks, tmp_path: Path) -> None:
+    # qa2: replay against a server that breaks the answer contract listed every turn as
+    # "- (unresolved)" and "broken" with no reason anywhere, text or JSON.
+    session = tmp_path / "s.toml"
+    session.write_text(
+        '[session]\nid = "s"\ncatalog = "demo"\n'
+        '[[turns]]\nmessage = "Run the unit tests on the main branch"\nlabel = "run_tests"\n'
+        '[turns.decision]\nchoice = "run_tests"\nband = "high"\naction = "execute"\noutcome = "proposed"\n'
+        "[turns.decision.probabilities]\nrun_tests = 0.9\ndefer_to_llm = 0.1\n",
+        encoding="utf-8",
+    )
+    config = tmp_path / "tui-router.toml"
+    config.write_text(f'backend = "systemone"\n[systemone]\nbase_url = "{jev_mocks.url("choice-second")}"\nmax_retries = 0\nprobe = false\n', encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    text = tui_router("replay", "--headless", str(session), env=env)
+    assert text.returncode == 1, text.stderr
+    assert "- (unresolved)" in text.stdout
+    flat = " ".join(text.stdout.split())  # the note folds at the table's width
+    assert "1 turns unresolved now; the first, turn 1: " in flat
+    assert "is not the most probable option" in flat
+    data = tui_router("replay", "--headless", "--json", str(session), env=env)
+    row = json.loads(data.stdout)["rows"][0]
+    assert row["new_band"] == "unresolved" and "is not the most probable option" in row["new_error"]

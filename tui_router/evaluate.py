@@ -133,6 +133,7 @@ class ReplayReport(BaseModel):
                     "new_band": r.new_band,
                     "new_confidence": _round(r.decision.confidence),
                     "new_action": r.decision.action.value,
+                    "new_error": r.decision.error,  # why the turn is unresolved now ("" when it is not)
                     "choice_flipped": r.choice_flipped,
                     "band_changed": r.band_changed,
                     "changed": r.changed,

@@ -292,6 +292,9 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
             ]
         )
     note = report.summary_line() + (f"; mean TV distance {num(report.mean_tv)}" if report.mean_tv is not None else "")
+    failed = [r for r in report.rows if r.new_band == "unresolved" and r.decision.error]
+    if failed:  # "- (unresolved)" alone left a developer guessing why (a failing server, a bad answer)
+        note += f"\n{len(failed)} turns unresolved now; the first, turn {failed[0].index + 1}: {shorten(failed[0].decision.error, 400)}"
     if not rows:  # nothing changed: no table of "-", one line that says so
         return [Section(title=title, headers=[], rows=[], note=note + " (--all lists every turn)")]
     return [
@@ -300,7 +303,7 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
             headers=["#", "Message", "Label", "Recorded", "Now", "TV", "Diff"],
             rows=rows,
             right=[0, 5],
-            note=report.summary_line() + (f"; mean TV distance {num(report.mean_tv)}" if report.mean_tv is not None else ""),
+            note=note,
         )
     ]
 
