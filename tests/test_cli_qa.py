@@ -110,3 +110,24 @@ def test_replay_against_a_failing_server_says_why_the_turns_are_unresolved(jev_m
     data = tui_router("replay", "--headless", "--json", str(session), env=env)
     row = json.loads(data.stdout)["rows"][0]
     assert row["new_band"] == "unresolved" and "is not the most probable option" in row["new_error"]
+
+
+def test_calibrate_that_refuses_to_write_still_shows_its_tables_in_order(tmp_path: Path) -> None:
+    # qa2: with --write-config, a refusal (too few auto-executed turns to certify the target) printed
+    # only "what-if: 0 of 0 routed turns ..." and an empty "band accuracy" heading above everything,
+    # never the sweep that explains the refusal.
+    data = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
+    config = tmp_path / "cfg.toml"
+    original = 'backend = "local"\n# a comment the user keeps\n[policy]\nhigh = 0.8\n'
+    config.write_text(original, encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config)}
+    args = ["calibrate", str(data / "opsdesk-cases.toml"), "--catalog", str(data / "opsdesk.toml"), "--write-config", str(config)]
+    result = tui_router(*args, env=env)
+    assert result.returncode == 2, result.stdout
+    assert config.read_text(encoding="utf-8") == original  # nothing written
+    assert "nothing was written" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("calibrate: 155 labelled turns")
+    assert any(line.startswith("Sweep: ") for line in lines) and any(line.startswith("Suggested thresholds") for line in lines)
+    assert lines[-1] == "what-if: no turn has a recorded decision to re-band (hand-written cases); route them in the console or replay them first"
+    assert not any("0 of 0" in line or line.strip().startswith("band accuracy") for line in lines)

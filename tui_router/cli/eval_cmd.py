@@ -350,9 +350,20 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         learn=not args.no_learn,
     )
     diff = _calibrate_what_if(args.cases, config, catalog, result)
-    if not args.json:  # the diff comes before anything is written
+    if not args.json:
+        # the tables and the diff come before anything is written: a refusal to write (exit 2)
+        # printed only the diff, above the header, and never the sweep that explains it
+        print(
+            f"calibrate: {result.n} labelled turns; backend {result.backend} ({result.model}); confidence formula "
+            f"{result.formula}; learning: {result.learning}"
+        )
+        print_sections(calibration_sections(result))
+        if result.unavoidable_missed_reviews:
+            k = result.unavoidable_missed_reviews
+            print(f"{k} review-labelled turn{'' if k == 1 else 's'} went to the none option or {'was' if k == 1 else 'were'} unresolved: no threshold can send {'it' if k == 1 else 'them'} to a person")
         for line in diff.lines():
             print(line)
+        sys.stdout.flush()  # before a refusal on stderr
     written = write_config(args.write_config, result) if args.write_config else None
     if args.json:
         out = result.model_dump(mode="json")
@@ -360,14 +371,6 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         out["written"] = str(written) if written else None
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(
-        f"calibrate: {result.n} labelled turns; backend {result.backend} ({result.model}); confidence formula "
-        f"{result.formula}; learning: {result.learning}"
-    )
-    print_sections(calibration_sections(result))
-    if result.unavoidable_missed_reviews:
-        k = result.unavoidable_missed_reviews
-        print(f"{k} review-labelled turn{'' if k == 1 else 's'} went to the none option or {'was' if k == 1 else 'were'} unresolved: no threshold can send {'it' if k == 1 else 'them'} to a person")
     if written:
         print(f"wrote [policy] thresholds{' and [local] temperature/none_margin' if result.fit and result.fit.folds else ''} to {written}")
     return 0
