@@ -131,3 +131,28 @@ def test_calibrate_that_refuses_to_write_still_shows_its_tables_in_order(tmp_pat
     assert any(line.startswith("Sweep: ") for line in lines) and any(line.startswith("Suggested thresholds") for line in lines)
     assert lines[-1] == "what-if: no turn has a recorded decision to re-band (hand-written cases); route them in the console or replay them first"
     assert not any("0 of 0" in line or line.strip().startswith("band accuracy") for line in lines)
+
+
+def test_calibrate_says_where_the_comments_of_the_config_it_rewrote_went(tmp_path: Path) -> None:
+    # qa2: --write-config dropped the config's comments (tomli-w cannot keep them) and kept them in
+    # PATH.bak, but said nothing: the user saw only "wrote [policy] thresholds ... to PATH".
+    import tomli_w
+
+    from tui_router.catalog import load_catalog
+
+    catalog = load_catalog("demo")
+    turns = [{"message": ex, "label": t.id} for t in catalog.tools for ex in t.examples]
+    cases = tmp_path / "cases.toml"
+    cases.write_text(tomli_w.dumps({"session": {"id": "c", "catalog": "demo"}, "turns": turns}), encoding="utf-8")
+    config = tmp_path / "cfg.toml"
+    original = 'backend = "local"\n# why 0.8: agreed with the team\n[policy]\nhigh = 0.8\n'
+    config.write_text(original, encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config)}
+    args = ["calibrate", str(cases), "--target-precision", "0.75", "--write-config", str(config)]
+    result = tui_router(*args, env=env)
+    assert result.returncode == 0, result.stderr
+    backup = tmp_path / "cfg.toml.bak"
+    assert backup.read_text(encoding="utf-8") == original
+    assert f"its comments are not kept (the TOML writer drops them): the previous file, comments included, is {backup}" in result.stdout
+    again = tui_router(*args, "--json", env=env)  # no comment left: no backup written, none named
+    assert json.loads(again.stdout)["backup"] is None

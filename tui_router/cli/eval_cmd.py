@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .common import add_common, config_from_args, positive_int
 
@@ -334,6 +335,15 @@ def _calibrate_what_if(cases, config, catalog, result):
     return what_if(load_sessions(cases), config.policy, after, catalog)
 
 
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    """(inode, mtime_ns) of a file, None when absent: tells whether a command rewrote it."""
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns) if st else None
+
+
 def run_calibrate_cmd(args: argparse.Namespace) -> int:
     from ..calibrate import calibrate, write_config
     from ..report import calibration_sections, print_sections
@@ -364,13 +374,20 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         for line in diff.lines():
             print(line)
         sys.stdout.flush()  # before a refusal on stderr
+    backup = Path(args.write_config).with_name(Path(args.write_config).name + ".bak") if args.write_config else None
+    before = _stamp(backup)
     written = write_config(args.write_config, result) if args.write_config else None
+    if backup is not None and (not written or _stamp(backup) in (None, before)):
+        backup = None  # written only when the old file had comments (the TOML writer drops them)
     if args.json:
         out = result.model_dump(mode="json")
         out["what_if"] = diff.to_json()
         out["written"] = str(written) if written else None
+        out["backup"] = str(backup) if backup else None
         print(json.dumps(out, ensure_ascii=False))
         return 0
     if written:
         print(f"wrote [policy] thresholds{' and [local] temperature/none_margin' if result.fit and result.fit.folds else ''} to {written}")
+        if backup is not None:
+            print(f"its comments are not kept (the TOML writer drops them): the previous file, comments included, is {backup}")
     return 0
