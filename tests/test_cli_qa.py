@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -48,26 +49,16 @@ def test_models_on_a_server_without_a_model_list_does_not_send_the_user_back_to_
     assert "does not serve model 'jev-latest'; pick one from `tui-router models`" in routed.stderr
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-def test_eval_tables_on_a_terminal_are_styled_not_printed_as_escapes(tmp_path: Path) -> None:
-    # qa2: on a terminal rich's styling codes went through the CLI's control-character guard, so
-    # `tui-router eval` showed "\x1b[1mSummary" and headers three lines tall at 80 columns.
+def _in_a_terminal(args: Sequence[str], env: dict[str, str], columns: int = 80) -> tuple[int, str]:
+    """Run tui-router with stdout and stderr on a pseudo-terminal `columns` wide: (exit code, output)."""
     import pty
 
-    session = tmp_path / "s.toml"
-    session.write_text(
-        '[session]\nid = "s"\ncatalog = "demo"\n'
-        '[[turns]]\nmessage = "Text Jordan \\u001b[31mthat the deploy finished."\nlabel = "delete_file"\n'
-        '[[turns]]\nmessage = "Run the unit tests on the main branch"\nlabel = "run_tests"\n',
-        encoding="utf-8",
-    )
     script = Path(sys.executable).parent / "tui-router"
     argv = [str(script)] if script.is_file() else [sys.executable, "-m", "tui_router.cli"]
     master, slave = pty.openpty()
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "80", "LINES": "50", "TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")}
-    env.pop("NO_COLOR", None)
-    (tmp_path / "none.toml").write_text("", encoding="utf-8")
-    process = subprocess.Popen([*argv, "eval", str(session), "--backend", "bm25", "--errors", "5"], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    full = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": "50", **env}
+    full.pop("NO_COLOR", None)
+    process = subprocess.Popen([*argv, *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=full)
     os.close(slave)
     chunks = []
     while True:
@@ -79,8 +70,23 @@ def test_eval_tables_on_a_terminal_are_styled_not_printed_as_escapes(tmp_path: P
             break
         chunks.append(chunk)
     os.close(master)
-    assert process.wait(60) == 0
-    out = b"".join(chunks).decode("utf-8", "replace")
+    return process.wait(60), b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_eval_tables_on_a_terminal_are_styled_not_printed_as_escapes(tmp_path: Path) -> None:
+    # qa2: on a terminal rich's styling codes went through the CLI's control-character guard, so
+    # `tui-router eval` showed "\x1b[1mSummary" and headers three lines tall at 80 columns.
+    session = tmp_path / "s.toml"
+    session.write_text(
+        '[session]\nid = "s"\ncatalog = "demo"\n'
+        '[[turns]]\nmessage = "Text Jordan \\u001b[31mthat the deploy finished."\nlabel = "delete_file"\n'
+        '[[turns]]\nmessage = "Run the unit tests on the main branch"\nlabel = "run_tests"\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    code, out = _in_a_terminal(["eval", str(session), "--backend", "bm25", "--errors", "5"], {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")})
+    assert code == 0
     assert "\\x1b[1m" not in out and "\\x1b[0m" not in out  # rich's codes are not shown as text
     assert "\x1b[1m" in out  # they style the titles
     assert "\x1b[31m" not in out  # the message's own escape never reaches the terminal
@@ -156,3 +162,27 @@ def test_calibrate_says_where_the_comments_of_the_config_it_rewrote_went(tmp_pat
     assert f"its comments are not kept (the TOML writer drops them): the previous file, comments included, is {backup}" in result.stdout
     again = tui_router(*args, "--json", env=env)  # no comment left: no backup written, none named
     assert json.loads(again.stdout)["backup"] is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_queue_on_an_80_column_terminal_keeps_one_line_per_turn(tmp_path: Path) -> None:
+    # qa2: `tui-router queue sessions/` printed rows of ~110 columns: at 80 every turn took two lines.
+    from test_review import decided, write
+
+    from tui_router.app.format import shorten_start
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    long = "Find a slot when Ana and Li are both free next week for the quarterly planning review"
+    path = write(folder / "2026-12-01T00-34-30-2a0baf.toml", [decided(long, {"find_free_time": 0.6, "list_events": 0.4}), decided("Tell me a joke", {"defer_to_llm": 0.9, "create_event": 0.1})])
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    code, out = _in_a_terminal(["queue", str(folder)], {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")})
+    assert code == 0, out
+    lines = out.replace("\r\n", "\n").strip().splitlines()
+    assert lines[0] == "queue: 2 unlabelled turns in 1 file, least certain first"
+    assert len(lines) == 4 and all(len(line) <= 80 for line in lines), lines
+    assert lines[2].startswith(shorten_start(str(path), 16) + "  1 ")  # the end of the name, where files differ
+    assert "Find a slot when" in lines[2] and lines[2].endswith("…")
+    assert lines[3].endswith("Tell me a joke")
+    piped = tui_router("queue", str(folder), env={"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")})
+    assert str(path) in piped.stdout  # piped to a program: whole file names, as before
