@@ -436,3 +436,44 @@ async def test_f1_opens_the_help_over_the_confirm_dialog(tmp_path: Path) -> None
         await pilot.press("y")
         await settle(app, pilot)
         assert app.session.turns[0].decision.outcome == "approved"
+
+
+async def test_a_session_opened_on_a_catalog_that_lost_a_tool_says_so_and_never_approves_that_tool(tmp_path: Path) -> None:
+    # qa2: `tui-router open` of a session whose confirm proposed send_sms, on a catalog without
+    # send_sms: no word of it, and Enter on the row opened a blank dialog whose Approve labelled the
+    # turn 'send_sms', which eval then refuses ("not an option of catalog").
+    from app_harness import CATALOG
+
+    from tui_router.session import load_session
+
+    first = make_app(make_config(tmp_path))
+    async with first.run_test(size=(120, 40)) as pilot:
+        await settle(first, pilot)
+        await submit(first, pilot, "text Jordan by sms that the deploy finished")
+        assert type(first.screen).__name__ == "ConfirmTurnModal"
+        await pilot.press("escape")  # decide later: pending
+        await settle(first, pilot)
+        path = first.session.path
+    assert load_session(path).turns[0].decision.choice == "send_sms"
+    before = path.read_bytes()
+    blocks = CATALOG.split("[[tools]]")
+    (tmp_path / "tiny.toml").write_text("[[tools]]".join(b for b in blocks if 'id = "send_sms"' not in b), encoding="utf-8")
+    app = make_app(_config_keeping_catalog(tmp_path), session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert any("names options catalog 'tiny' does not have ('send_sms'): it changed since" in n for n in notifications(app))
+        app.open_confirm(0)
+        await pilot.pause()
+        assert type(app.screen).__name__ == "Screen"  # no dialog to approve a tool that is gone
+        assert any("Turn 1 proposed 'send_sms', which is not in catalog 'tiny' any more" in n for n in notifications(app))
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert app.session.turns[0].label is None and app.session.turns[0].decision.outcome == "pending"
+    assert path.read_bytes() == before
+
+
+def _config_keeping_catalog(folder: Path):
+    """make_config without rewriting folder/tiny.toml (a test changed it)."""
+    from tui_router.config import config_from_dict
+
+    return config_from_dict({"catalog": str(folder / "tiny.toml"), "backend": "local", "sessions_dir": str(folder / "sessions")}, folder / "tui-router.toml")
