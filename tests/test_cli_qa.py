@@ -186,3 +186,33 @@ def test_queue_on_an_80_column_terminal_keeps_one_line_per_turn(tmp_path: Path) 
     assert lines[3].endswith("Tell me a joke")
     piped = tui_router("queue", str(folder), env={"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")})
     assert str(path) in piped.stdout  # piped to a program: whole file names, as before
+
+
+def test_replay_on_a_catalog_where_a_labelled_tool_was_renamed_says_what_to_do(tmp_path: Path) -> None:
+    # qa2: after renaming run_tests, replay said only "label 'run_tests' is not an option ...
+    # (did you mean 'run_test_suite'?)", which reads like a typo in the session.
+    import tomllib
+
+    import tomli_w
+
+    from tui_router.resources import bundled_catalogs
+
+    data = tomllib.loads(bundled_catalogs()["demo"].read_text(encoding="utf-8"))
+    data["tools"] = [dict(t, id="run_test_suite") if t["id"] == "run_tests" else t for t in data["tools"]]
+    catalog = tmp_path / "renamed.toml"
+    catalog.write_text(tomli_w.dumps(data), encoding="utf-8")
+    session = tmp_path / "s.toml"
+    text = '[session]\nid = "s"\ncatalog = "demo"\n[[turns]]\nmessage = "Run the unit tests on the main branch"\nlabel = "run_tests"\n'
+    session.write_text(text, encoding="utf-8")
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")}
+    for command in (("replay", "--headless"), ("eval",)):
+        result = tui_router(*command, str(session), "--catalog", str(catalog), "--backend", "bm25", env=env)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert lines[0].endswith("label 'run_tests' is not an option of catalog 'demo' (did you mean 'run_test_suite'?)")
+        assert lines[1] == (
+            "tui-router: if the catalog changed since these turns were labelled, relabel them in the console "
+            "(tui-router open SESSION, then l on each) or pass --catalog with the catalog they were labelled for"
+        )
+    assert session.read_text(encoding="utf-8") == text

@@ -277,6 +277,12 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
         shown = problems[:20]
         if len(problems) > 20:
             shown.append(f"... and {len(problems) - 20} more unknown labels")
+        if any(" is not an option of catalog " in p for p in problems):
+            # a tool removed or renamed since the labels were given reads like a typo otherwise
+            shown.append(
+                "if the catalog changed since these turns were labelled, relabel them in the console (tui-router open SESSION, "
+                "then l on each) or pass --catalog with the catalog they were labelled for"
+            )
         raise SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
 
 
