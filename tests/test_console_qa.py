@@ -477,3 +477,29 @@ def _config_keeping_catalog(folder: Path):
     from tui_router.config import config_from_dict
 
     return config_from_dict({"catalog": str(folder / "tiny.toml"), "backend": "local", "sessions_dir": str(folder / "sessions")}, folder / "tui-router.toml")
+
+
+async def test_the_review_queue_at_80x24_shows_the_message_being_labelled(tmp_path: Path) -> None:
+    # qa2: at 80 columns the queue's fixed columns filled the row, the message column was drawn off
+    # screen, and no other pane showed the message: a reviewer labelled turns without reading them.
+    from test_app_review import decided, write
+
+    from tui_router.review import Review
+
+    config = make_config(tmp_path)
+    message = "Find a slot when Ana and Li are both free next week for the quarterly planning review"
+    path = write(tmp_path / "2026-12-01T00-34-30-2a0baf.toml", [decided(message, {"list_events": 0.55, "create_reminder": 0.45})])
+    app = make_app(config, review=Review.of_files([path], reviewer="dana"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        assert lines[0].rstrip().endswith("│ …30-2a0baf.toml turn 1")  # one line: the end of the name, no reviewer
+        assert " ".join(line.strip() for line in lines[1:3]) == f"message {message}"  # whole, on two lines
+        row = next(line for line in lines if "list_events" in line and "0.10" in line)
+        assert "Find a slot" in row  # the queue's message column is on screen
+        assert all(len(line.rstrip()) <= 80 for line in lines)
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        app.screen.show_current()
+        await pilot.pause()
+        assert screen_text(app).splitlines()[0].rstrip().endswith("│ 2026-12-01T00-34-30-2a0baf.toml turn 1 · reviewer dana")
