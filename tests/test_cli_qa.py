@@ -216,3 +216,24 @@ def test_replay_on_a_catalog_where_a_labelled_tool_was_renamed_says_what_to_do(t
             "(tui-router open SESSION, then l on each) or pass --catalog with the catalog they were labelled for"
         )
     assert session.read_text(encoding="utf-8") == text
+
+
+def test_eval_markdown_never_overwrites_the_session_it_measures(tmp_path: Path) -> None:
+    # qa2: `tui-router eval s1.toml --markdown s1.toml` replaced the labelled session with the report.
+    session = tmp_path / "s1.toml"
+    text = '[session]\nid = "s"\ncatalog = "demo"\n[[turns]]\nmessage = "Run the unit tests on the main branch"\nlabel = "run_tests"\n'
+    session.write_text(text, encoding="utf-8")
+    config = tmp_path / "tui-router.toml"
+    config.write_text('backend = "bm25"\n', encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config)}
+    for target in (session, tmp_path / "sub" / ".." / "s1.toml", config):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        result = tui_router("eval", str(session), "--markdown", str(target), env=env)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.strip() == (
+            f"tui-router: --markdown {target}: that is a TOML file (a session or config), not a report; nothing was written. Name a .md file"
+        )
+    assert session.read_text(encoding="utf-8") == text and config.read_text(encoding="utf-8") == 'backend = "bm25"\n'
+    report = tmp_path / "report.md"
+    assert tui_router("eval", str(session), "--markdown", str(report), env=env).returncode == 0
+    assert report.read_text(encoding="utf-8").startswith("## Eval: s1.toml on catalog `demo`")

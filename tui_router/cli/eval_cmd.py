@@ -122,6 +122,8 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     conditions = parse_gate(args.gate, EVAL_GATE_METRICS) if args.gate else None
     if args.compare and args.compare not in BACKENDS:
         raise ConfigError(f"--compare: unknown backend '{args.compare}'{did_you_mean(args.compare, BACKENDS)}; use one of {', '.join(BACKENDS)}")
+    if args.markdown:
+        _check_report_target(args.markdown, args.cases)
     catalog = _catalog(config)
     learn = not args.no_learn
     sources = args.label_source
@@ -187,6 +189,21 @@ def _command_line(args: argparse.Namespace) -> str:
         parts += ["--concurrency", str(args.concurrency)]
     parts += ["--markdown", args.markdown]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _check_report_target(path: str, cases) -> None:
+    """--markdown FILE must not be one of the files being measured, nor any TOML file: `--markdown
+    s1.toml` replaced the labelled session with the report (every turn lost)."""
+    from ..errors import UserError
+    from ..session import iter_session_files
+
+    target = Path(path)
+    try:
+        inputs = {f.resolve() for f in iter_session_files(list(cases))}
+    except UserError:
+        inputs = set()  # a missing case file is reported by the eval itself
+    if target.resolve() in inputs or (target.suffix.lower() == ".toml" and target.exists()):
+        raise UserError(f"--markdown {path}: that is a TOML file (a session or config), not a report; nothing was written. Name a .md file")
 
 
 def _write_markdown(path: str, reports, sections, command: str) -> None:
