@@ -503,3 +503,29 @@ async def test_the_review_queue_at_80x24_shows_the_message_being_labelled(tmp_pa
         app.screen.show_current()
         await pilot.pause()
         assert screen_text(app).splitlines()[0].rstrip().endswith("│ 2026-12-01T00-34-30-2a0baf.toml turn 1 · reviewer dana")
+
+
+async def test_the_command_palette_search_box_draws_control_characters_as_symbols(tmp_path: Path) -> None:
+    # The palette's search box was Textual's own Input: a pasted C1 CSI or bidi override went to
+    # the terminal raw. It still finds and runs commands.
+    from textual.widgets import Input
+
+    hostile = "a\x1b]0;owned\x07b\x9b2Jc\u202ed"
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        box = app.screen.query_one(Input)
+        box.post_message(events.Paste(hostile))
+        await pilot.pause()
+        assert box.value == hostile
+        line = "".join(segment.text for segment in box.render_line(0))
+        assert not any(raw in line for raw in ("\x1b", "\x07", "\x9b", "\u202e")), line
+        assert "a␛]0;owned␇b\ufffd2Jc\ufffdd" in line
+        await pilot.press("escape")
+        await pilot.pause()
+        from app_harness import run_palette
+
+        await run_palette(app, pilot, "view: help")
+        assert type(app.screen).__name__ == "HelpScreen"

@@ -1093,6 +1093,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self._turn_changed(index)
 
     # ------------------------------------------------------------------ view actions
+    def action_command_palette(self) -> None:
+        from textual.command import CommandPalette
+
+        from .widgets.safe_input import safe_command_palette
+
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(safe_command_palette(id="--command-palette"))
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
