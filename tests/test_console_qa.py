@@ -529,3 +529,20 @@ async def test_the_command_palette_search_box_draws_control_characters_as_symbol
 
         await run_palette(app, pilot, "view: help")
         assert type(app.screen).__name__ == "HelpScreen"
+
+
+async def test_the_replay_header_keeps_one_line_at_80_columns(tmp_path: Path) -> None:
+    # qa2: `tui-router replay FILE` at 80x24: the thresholds wrapped the header onto a second line.
+    from tui_router.session import load_session
+
+    first = make_app(make_config(tmp_path))
+    async with first.run_test(size=(120, 40)) as pilot:
+        await settle(first, pilot)
+        await submit(first, pilot, AGENDA)
+        path = first.session.path
+    app = make_app(make_config(tmp_path), replay=load_session(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        assert lines[0].rstrip().endswith("│ ≥0.75/≥0.45") and lines[0].lstrip().startswith("replay ")
+        assert lines[1].startswith("╭")  # the panes start on the second line
