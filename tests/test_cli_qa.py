@@ -237,3 +237,26 @@ def test_eval_markdown_never_overwrites_the_session_it_measures(tmp_path: Path) 
     report = tmp_path / "report.md"
     assert tui_router("eval", str(session), "--markdown", str(report), env=env).returncode == 0
     assert report.read_text(encoding="utf-8").startswith("## Eval: s1.toml on catalog `demo`")
+
+
+def test_replay_diff_says_whether_the_choice_or_only_the_band_changed(tmp_path: Path) -> None:
+    # qa2: the Diff column said "changed" for a new choice and for the same choice in another band.
+    session = tmp_path / "s.toml"
+    session.write_text(
+        '[session]\nid = "s"\ncatalog = "demo"\n'
+        '[[turns]]\nmessage = "Run the unit tests on the main branch"\n'
+        '[turns.decision]\nchoice = "run_tests"\nband = "high"\naction = "execute"\noutcome = "proposed"\n'
+        "[turns.decision.probabilities]\nrun_tests = 0.9\ndefer_to_llm = 0.1\n"
+        '[[turns]]\nmessage = "Export the sales table to CSV"\n'
+        '[turns.decision]\nchoice = "import_csv"\nband = "low"\naction = "fallback"\noutcome = "pending"\n'
+        "[turns.decision.probabilities]\nimport_csv = 0.4\ndefer_to_llm = 0.6\n",
+        encoding="utf-8",
+    )
+    config = tmp_path / "tui-router.toml"
+    config.write_text('backend = "local"\n[policy]\nhigh = 1.0\nmedium = 0.0\n', encoding="utf-8")  # every turn: medium
+    result = tui_router("replay", "--headless", str(session), env={"TUI_ROUTER_CONFIG": str(config)})
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("│ ")]
+    assert "run_tests (high)" in rows[0] and "run_tests (medium)" in rows[0] and rows[0].rstrip(" │").endswith("│ band")
+    assert "export_csv (medium)" in rows[1] and rows[1].rstrip(" │").endswith("│ flip band")
+    assert "changed │" not in result.stdout

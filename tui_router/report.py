@@ -279,7 +279,11 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
     for r in report.rows:
         if not (show_all or r.changed or r.fixed or r.broken):
             continue
-        mark = "broken" if r.broken else "fixed" if r.fixed else ("changed" if r.changed else "")
+        # what changed, as the console's replay says it: "changed" alone did not tell a new choice
+        # from the same choice in another band
+        mark = " ".join(
+            m for m, on in (("broken", r.broken), ("fixed", r.fixed), ("flip", r.choice_flipped), ("band", r.band_changed)) if on
+        )
         rows.append(
             [
                 str(r.index + 1),  # turns count from 1, as in the console
