@@ -183,7 +183,11 @@ def test_eval_counts_a_declined_option_chosen_again(tmp_path, capsys):
     data = tomllib.loads(BENCH.read_text())
     assert cli(["route", "--backend", "bm25", "--json", data["turns"][0]["message"]]) == 0
     first_choice = json.loads(capsys.readouterr().out)["choice"]
-    data["turns"][0]["not_this"] = [first_choice]  # labelled, and the declined option is chosen again
+    # labelled with another option, and the declined option is chosen again (a label equal to the
+    # declined option overrules the decline: the next test)
+    data["turns"][0]["label"] = next(t for t in ("create_reminder", "list_events") if t != first_choice)
+    data["turns"][0].pop("expected_arguments", None)  # they were create_event's
+    data["turns"][0]["not_this"] = [first_choice]
     data["turns"].append({"message": data["turns"][0]["message"], "not_this": [first_choice]})  # unlabelled: counted too
     data["turns"].append({"message": data["turns"][1]["message"], "not_this": ["defer_to_llm_never_chosen"]})
     path = tmp_path / "declined.toml"
@@ -210,3 +214,22 @@ def test_what_if_refuses_sessions_made_for_another_catalog(tmp_path, capsys):
     assert main(["replay", str(session), "--headless", "--what-if", "high=0.8"]) == 2
     assert "labelled for catalog 'support'" in capsys.readouterr().err
     assert session.read_text() == text
+
+
+def test_eval_does_not_count_a_declined_option_that_was_labelled_afterwards(tmp_path, capsys):
+    # QA: a confirm declined by mistake (not_this = [send_sms]) and then labelled send_sms with `a`
+    # was reported both as a top-1 hit and as "1 of 1 turns with declined options routed again".
+    from tui_router.cli import main as cli
+
+    data = tomllib.loads(BENCH.read_text())
+    assert cli(["route", "--backend", "bm25", "--json", data["turns"][0]["message"]]) == 0
+    first_choice = json.loads(capsys.readouterr().out)["choice"]
+    data["turns"] = data["turns"][:2]
+    data["turns"][0].update(label=first_choice, not_this=[first_choice])  # declined, then labelled with it
+    data["turns"][1]["not_this"] = [data["turns"][1]["label"], "send_sms"]  # the label overrules; send_sms still counts
+    path = tmp_path / "relabelled.toml"
+    path.write_text(tomli_w.dumps(data))
+    assert cli(["eval", str(path), "--backend", "bm25", "--no-learn", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["turns"][0]["correct"] is True
+    assert out["not_this"] == {"turns": 1, "repeats": 0}

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from app_harness import AGENDA, make_app, make_config, screen_text, settle, submit, write_catalog
+from app_harness import AGENDA, make_app, make_config, notifications, screen_text, settle, submit, write_catalog
 from textual import events
 
 from tui_router.app.widgets.message_input import MessageInput
@@ -392,3 +392,157 @@ async def test_the_review_queue_shows_where_session_file_names_differ(tmp_path: 
         shown = {str(table.cells(position)[0]) for position in range(2)}
         assert shown == {"…1-4125b5.toml", "…2-afce26.toml"}
         assert "…1-4125b5.toml" in screen_text(app)
+
+
+async def test_typing_the_next_message_into_an_open_confirm_dialog_neither_answers_it_nor_loses_the_message(tmp_path: Path) -> None:
+    # qa2: the dialog opens as soon as the turn is routed; a message typed on without looking went
+    # to it: "Book the dentist" declined turn 1 (its `n`, recorded as not_this) and routed "tist".
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "text Jordan by sms that the deploy finished")
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        for key in ["B", "o", "o", "k", "space", "t", "h", "e", "space", "d", "e", "n", "t", "i", "s", "t"]:
+            await pilot.press(key)
+        assert type(app.screen).__name__ == "Screen"
+        assert app.query_one("#message", MessageInput).value == "Book the dentist"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        first, second = app.session.turns[:2]
+        assert (first.decision.outcome, first.not_this) == ("pending", [])
+        assert second.message == "Book the dentist"
+        assert "Turn 1 waits for confirmation: Enter on its row in the Decision log opens it." in notifications(app)
+        # the keys that answer it still do, once the dialog is reopened from its row
+        app.open_confirm(0)
+        await pilot.pause()
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert (app.session.turns[0].decision.outcome, app.session.turns[0].not_this) == ("declined", ["send_sms"])
+
+
+async def test_f1_opens_the_help_over_the_confirm_dialog(tmp_path: Path) -> None:
+    # A modal screen hides the app's bindings: F1 did nothing while the confirm dialog was open.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "text Jordan by sms that the deploy finished")
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        await pilot.press("f1")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmTurnModal"  # back to the undecided dialog
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert app.session.turns[0].decision.outcome == "approved"
+
+
+async def test_a_session_opened_on_a_catalog_that_lost_a_tool_says_so_and_never_approves_that_tool(tmp_path: Path) -> None:
+    # qa2: `tui-router open` of a session whose confirm proposed send_sms, on a catalog without
+    # send_sms: no word of it, and Enter on the row opened a blank dialog whose Approve labelled the
+    # turn 'send_sms', which eval then refuses ("not an option of catalog").
+    from app_harness import CATALOG
+
+    from tui_router.session import load_session
+
+    first = make_app(make_config(tmp_path))
+    async with first.run_test(size=(120, 40)) as pilot:
+        await settle(first, pilot)
+        await submit(first, pilot, "text Jordan by sms that the deploy finished")
+        assert type(first.screen).__name__ == "ConfirmTurnModal"
+        await pilot.press("escape")  # decide later: pending
+        await settle(first, pilot)
+        path = first.session.path
+    assert load_session(path).turns[0].decision.choice == "send_sms"
+    before = path.read_bytes()
+    blocks = CATALOG.split("[[tools]]")
+    (tmp_path / "tiny.toml").write_text("[[tools]]".join(b for b in blocks if 'id = "send_sms"' not in b), encoding="utf-8")
+    app = make_app(_config_keeping_catalog(tmp_path), session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert any("names options catalog 'tiny' does not have ('send_sms'): it changed since" in n for n in notifications(app))
+        app.open_confirm(0)
+        await pilot.pause()
+        assert type(app.screen).__name__ == "Screen"  # no dialog to approve a tool that is gone
+        assert any("Turn 1 proposed 'send_sms', which is not in catalog 'tiny' any more" in n for n in notifications(app))
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert app.session.turns[0].label is None and app.session.turns[0].decision.outcome == "pending"
+    assert path.read_bytes() == before
+
+
+def _config_keeping_catalog(folder: Path):
+    """make_config without rewriting folder/tiny.toml (a test changed it)."""
+    from tui_router.config import config_from_dict
+
+    return config_from_dict({"catalog": str(folder / "tiny.toml"), "backend": "local", "sessions_dir": str(folder / "sessions")}, folder / "tui-router.toml")
+
+
+async def test_the_review_queue_at_80x24_shows_the_message_being_labelled(tmp_path: Path) -> None:
+    # qa2: at 80 columns the queue's fixed columns filled the row, the message column was drawn off
+    # screen, and no other pane showed the message: a reviewer labelled turns without reading them.
+    from test_app_review import decided, write
+
+    from tui_router.review import Review
+
+    config = make_config(tmp_path)
+    message = "Find a slot when Ana and Li are both free next week for the quarterly planning review"
+    path = write(tmp_path / "2026-12-01T00-34-30-2a0baf.toml", [decided(message, {"list_events": 0.55, "create_reminder": 0.45})])
+    app = make_app(config, review=Review.of_files([path], reviewer="dana"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        assert lines[0].rstrip().endswith("│ …30-2a0baf.toml turn 1")  # one line: the end of the name, no reviewer
+        assert " ".join(line.strip() for line in lines[1:3]) == f"message {message}"  # whole, on two lines
+        row = next(line for line in lines if "list_events" in line and "0.10" in line)
+        assert "Find a slot" in row  # the queue's message column is on screen
+        assert all(len(line.rstrip()) <= 80 for line in lines)
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        app.screen.show_current()
+        await pilot.pause()
+        assert screen_text(app).splitlines()[0].rstrip().endswith("│ 2026-12-01T00-34-30-2a0baf.toml turn 1 · reviewer dana")
+
+
+async def test_the_command_palette_search_box_draws_control_characters_as_symbols(tmp_path: Path) -> None:
+    # The palette's search box was Textual's own Input: a pasted C1 CSI or bidi override went to
+    # the terminal raw. It still finds and runs commands.
+    from textual.widgets import Input
+
+    hostile = "a\x1b]0;owned\x07b\x9b2Jc\u202ed"
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        box = app.screen.query_one(Input)
+        box.post_message(events.Paste(hostile))
+        await pilot.pause()
+        assert box.value == hostile
+        line = "".join(segment.text for segment in box.render_line(0))
+        assert not any(raw in line for raw in ("\x1b", "\x07", "\x9b", "\u202e")), line
+        assert "a␛]0;owned␇b\ufffd2Jc\ufffdd" in line
+        await pilot.press("escape")
+        await pilot.pause()
+        from app_harness import run_palette
+
+        await run_palette(app, pilot, "view: help")
+        assert type(app.screen).__name__ == "HelpScreen"
+
+
+async def test_the_replay_header_keeps_one_line_at_80_columns(tmp_path: Path) -> None:
+    # qa2: `tui-router replay FILE` at 80x24: the thresholds wrapped the header onto a second line.
+    from tui_router.session import load_session
+
+    first = make_app(make_config(tmp_path))
+    async with first.run_test(size=(120, 40)) as pilot:
+        await settle(first, pilot)
+        await submit(first, pilot, AGENDA)
+        path = first.session.path
+    app = make_app(make_config(tmp_path), replay=load_session(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        assert lines[0].rstrip().endswith("│ ≥0.75/≥0.45") and lines[0].lstrip().startswith("replay ")
+        assert lines[1].startswith("╭")  # the panes start on the second line

@@ -133,6 +133,7 @@ class ReplayReport(BaseModel):
                     "new_band": r.new_band,
                     "new_confidence": _round(r.decision.confidence),
                     "new_action": r.decision.action.value,
+                    "new_error": r.decision.error,  # why the turn is unresolved now ("" when it is not)
                     "choice_flipped": r.choice_flipped,
                     "band_changed": r.band_changed,
                     "changed": r.changed,
@@ -276,6 +277,12 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
         shown = problems[:20]
         if len(problems) > 20:
             shown.append(f"... and {len(problems) - 20} more unknown labels")
+        if any(" is not an option of catalog " in p for p in problems):
+            # a tool removed or renamed since the labels were given reads like a typo otherwise
+            shown.append(
+                "if the catalog changed since these turns were labelled, relabel them in the console (tui-router open SESSION, "
+                "then l on each) or pass --catalog with the catalog they were labelled for"
+            )
         raise SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
 
 
@@ -975,7 +982,10 @@ def evaluate_router(
     router.backend.prefetch(messages)  # the semantic backend: every message embedded up front, on every core
     routed = route_all(router, messages, concurrency)
     decisions, again = routed[: len(cases)], routed[len(cases) :]
-    repeats = [d.choice in c.turn.not_this for c, d in zip(cases, decisions, strict=True) if c.turn.not_this]
+    # a label given after a decline (`a` on a declined row, a review) overrules that decline: the
+    # option is then right, so picking it again is not a "not this" repeat
+    still_declined = [[o for o in c.turn.not_this if o != c.turn.label and o not in c.turn.acceptable] for c in cases]
+    repeats = [d.choice in no for no, d in zip(still_declined, decisions, strict=True) if no]
     repeats += [d.choice in c.turn.not_this for c, d in zip(declined, again, strict=True)]
     always = always_offered_ids(router.catalog, router.config)
     results = [

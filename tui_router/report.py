@@ -7,6 +7,7 @@ data) never pass through markup. Imports rich only (never textual).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -278,7 +279,11 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
     for r in report.rows:
         if not (show_all or r.changed or r.fixed or r.broken):
             continue
-        mark = "broken" if r.broken else "fixed" if r.fixed else ("changed" if r.changed else "")
+        # what changed, as the console's replay says it: "changed" alone did not tell a new choice
+        # from the same choice in another band
+        mark = " ".join(
+            m for m, on in (("broken", r.broken), ("fixed", r.fixed), ("flip", r.choice_flipped), ("band", r.band_changed)) if on
+        )
         rows.append(
             [
                 str(r.index + 1),  # turns count from 1, as in the console
@@ -291,6 +296,9 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
             ]
         )
     note = report.summary_line() + (f"; mean TV distance {num(report.mean_tv)}" if report.mean_tv is not None else "")
+    failed = [r for r in report.rows if r.new_band == "unresolved" and r.decision.error]
+    if failed:  # "- (unresolved)" alone left a developer guessing why (a failing server, a bad answer)
+        note += f"\n{len(failed)} turns unresolved now; the first, turn {failed[0].index + 1}: {shorten(failed[0].decision.error, 400)}"
     if not rows:  # nothing changed: no table of "-", one line that says so
         return [Section(title=title, headers=[], rows=[], note=note + " (--all lists every turn)")]
     return [
@@ -299,7 +307,7 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
             headers=["#", "Message", "Label", "Recorded", "Now", "TV", "Diff"],
             rows=rows,
             right=[0, 5],
-            note=report.summary_line() + (f"; mean TV distance {num(report.mean_tv)}" if report.mean_tv is not None else ""),
+            note=note,
         )
     ]
 
@@ -413,18 +421,26 @@ def print_sections(sections: Sequence[Section], file: IO[str] | None = None, wid
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=file, width=width, highlight=False, soft_wrap=False)
+    from .textsafe import VisibleStream, visible
+
+    target = file if file is not None else sys.stdout
+    if isinstance(target, VisibleStream) and not target.data:
+        # the CLI's stdout shows control characters as \x1b: rich's own styling codes went through
+        # it too and a terminal showed "\x1b[1mSummary". Every text below is made visible here, so
+        # rich writes to the real stream.
+        target = target.stream
+    console = Console(file=target, width=width, highlight=False, soft_wrap=False)
     if width is None and not console.is_terminal:
         console.width = 160  # piped to a file or another program: do not fold tables at 80 columns
     for s in sections:
-        table = Table(title=Text(s.title, style="bold"), title_justify="left", show_lines=False)
+        table = Table(title=Text(visible(s.title), style="bold"), title_justify="left", show_lines=False)
         for i, header in enumerate(s.headers):
-            table.add_column(Text(header), justify="right" if i in s.right else "left", overflow="fold")
+            table.add_column(Text(visible(header)), justify="right" if i in s.right else "left", overflow="fold")
         for row in s.rows:
-            table.add_row(*(Text(cell) for cell in row))
+            table.add_row(*(Text(visible(cell)) for cell in row))
         if not s.rows:
             table.add_row(*(Text("-") for _ in s.headers))
-        console.print(table if s.headers else Text(s.title, style="bold"))
+        console.print(table if s.headers else Text(visible(s.title), style="bold"))
         if s.note:
-            console.print(Text(s.note, style="dim"))
+            console.print(Text(visible(s.note), style="dim"))
         console.print()

@@ -374,6 +374,8 @@ class WhatIfReport:
     def lines(self) -> list[str]:
         """The diff as plain lines (CLI and console notification)."""
         changed = self.changed
+        if not self.rows:  # hand-written cases: no recorded decision to re-band (not "0 of 0" and an empty table)
+            return ["what-if: no turn has a recorded decision to re-band (hand-written cases); route them in the console or replay them first"]
         out = [f"what-if: {len(changed)} of {len(self.rows)} routed turns would change band or action"]
         for r in changed:
             conf = "-" if r.confidence is None else f"{r.confidence:.2f}"

@@ -343,6 +343,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
                 severity="warning",
                 markup=False,
             )
+        else:
+            self._note_missing_options(catalog)
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
         self.show_turn(self.log_table.selected_index)
@@ -492,6 +494,25 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self.notify(f"Replay failed: {error}", severity="error", markup=False)
 
     # ------------------------------------------------------------------ the selected turn
+    def _note_missing_options(self, catalog) -> None:
+        """A session whose catalog changed since (a tool removed or renamed): say which ids its turns
+        name that the catalog no longer has, once, instead of showing them as if nothing changed."""
+        known = {*catalog.option_ids, catalog.none_option}
+        missing: dict[str, int] = {}
+        for turn in self.session.turns:
+            named = {turn.label, turn.decision.choice if turn.decision else None} - {None}
+            for option in sorted(named - known):
+                missing[option] = missing.get(option, 0) + 1
+        if missing:
+            ids = ", ".join(f"'{option}'" for option in sorted(missing)[:5]) + (" ..." if len(missing) > 5 else "")
+            self.notify(
+                f"This session names options catalog '{catalog.name}' does not have ({ids}): it changed since. "
+                "Those turns cannot be approved; relabel them with l or replay the session.",
+                severity="warning",
+                timeout=12,
+                markup=False,
+            )
+
     def on_decision_log_row_highlighted(self, event: DecisionLog.RowHighlighted) -> None:
         self.show_turn(event.index)
 
@@ -556,6 +577,16 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             return
         catalog = self.router.catalog if self.router else None
         tool = catalog.get(d.choice) if catalog else None
+        if catalog is not None and tool is None and d.choice != catalog.none_option:
+            # a session opened on a catalog that lost this tool: the dialog proposed it, blank, and
+            # approving labelled the turn with an id eval then refuses
+            self.notify(
+                f"Turn {index + 1} proposed '{d.choice}', which is not in catalog '{catalog.name}' any more: nothing to "
+                "approve. Pick its label with l, or replay the session to re-route it.",
+                severity="warning",
+                markup=False,
+            )
+            return
         others = sorted(((k, v) for k, v in d.probabilities.items() if k != d.choice), key=lambda kv: -kv[1])[:2]
         request = ConfirmRequest(
             index=index,
@@ -1072,6 +1103,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self._turn_changed(index)
 
     # ------------------------------------------------------------------ view actions
+    def action_command_palette(self) -> None:
+        from textual.command import CommandPalette
+
+        from .widgets.safe_input import safe_command_palette
+
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(safe_command_palette(id="--command-palette"))
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

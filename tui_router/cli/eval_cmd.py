@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .common import add_common, config_from_args, positive_int
 
@@ -121,6 +122,8 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     conditions = parse_gate(args.gate, EVAL_GATE_METRICS) if args.gate else None
     if args.compare and args.compare not in BACKENDS:
         raise ConfigError(f"--compare: unknown backend '{args.compare}'{did_you_mean(args.compare, BACKENDS)}; use one of {', '.join(BACKENDS)}")
+    if args.markdown:
+        _check_report_target(args.markdown, args.cases)
     catalog = _catalog(config)
     learn = not args.no_learn
     sources = args.label_source
@@ -186,6 +189,21 @@ def _command_line(args: argparse.Namespace) -> str:
         parts += ["--concurrency", str(args.concurrency)]
     parts += ["--markdown", args.markdown]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _check_report_target(path: str, cases) -> None:
+    """--markdown FILE must not be one of the files being measured, nor any TOML file: `--markdown
+    s1.toml` replaced the labelled session with the report (every turn lost)."""
+    from ..errors import UserError
+    from ..session import iter_session_files
+
+    target = Path(path)
+    try:
+        inputs = {f.resolve() for f in iter_session_files(list(cases))}
+    except UserError:
+        inputs = set()  # a missing case file is reported by the eval itself
+    if target.resolve() in inputs or (target.suffix.lower() == ".toml" and target.exists()):
+        raise UserError(f"--markdown {path}: that is a TOML file (a session or config), not a report; nothing was written. Name a .md file")
 
 
 def _write_markdown(path: str, reports, sections, command: str) -> None:
@@ -334,6 +352,15 @@ def _calibrate_what_if(cases, config, catalog, result):
     return what_if(load_sessions(cases), config.policy, after, catalog)
 
 
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    """(inode, mtime_ns) of a file, None when absent: tells whether a command rewrote it."""
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns) if st else None
+
+
 def run_calibrate_cmd(args: argparse.Namespace) -> int:
     from ..calibrate import calibrate, write_config
     from ..report import calibration_sections, print_sections
@@ -350,24 +377,34 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         learn=not args.no_learn,
     )
     diff = _calibrate_what_if(args.cases, config, catalog, result)
-    if not args.json:  # the diff comes before anything is written
+    if not args.json:
+        # the tables and the diff come before anything is written: a refusal to write (exit 2)
+        # printed only the diff, above the header, and never the sweep that explains it
+        print(
+            f"calibrate: {result.n} labelled turns; backend {result.backend} ({result.model}); confidence formula "
+            f"{result.formula}; learning: {result.learning}"
+        )
+        print_sections(calibration_sections(result))
+        if result.unavoidable_missed_reviews:
+            k = result.unavoidable_missed_reviews
+            print(f"{k} review-labelled turn{'' if k == 1 else 's'} went to the none option or {'was' if k == 1 else 'were'} unresolved: no threshold can send {'it' if k == 1 else 'them'} to a person")
         for line in diff.lines():
             print(line)
+        sys.stdout.flush()  # before a refusal on stderr
+    backup = Path(args.write_config).with_name(Path(args.write_config).name + ".bak") if args.write_config else None
+    before = _stamp(backup)
     written = write_config(args.write_config, result) if args.write_config else None
+    if backup is not None and (not written or _stamp(backup) in (None, before)):
+        backup = None  # written only when the old file had comments (the TOML writer drops them)
     if args.json:
         out = result.model_dump(mode="json")
         out["what_if"] = diff.to_json()
         out["written"] = str(written) if written else None
+        out["backup"] = str(backup) if backup else None
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(
-        f"calibrate: {result.n} labelled turns; backend {result.backend} ({result.model}); confidence formula "
-        f"{result.formula}; learning: {result.learning}"
-    )
-    print_sections(calibration_sections(result))
-    if result.unavoidable_missed_reviews:
-        k = result.unavoidable_missed_reviews
-        print(f"{k} review-labelled turn{'' if k == 1 else 's'} went to the none option or {'was' if k == 1 else 'were'} unresolved: no threshold can send {'it' if k == 1 else 'them'} to a person")
     if written:
         print(f"wrote [policy] thresholds{' and [local] temperature/none_margin' if result.fit and result.fit.folds else ''} to {written}")
+        if backup is not None:
+            print(f"its comments are not kept (the TOML writer drops them): the previous file, comments included, is {backup}")
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
 
 from .common import add_common, config_from_args, positive_int
 
@@ -49,13 +51,23 @@ def run_queue(args: argparse.Namespace) -> int:
         print(f"queue: no unlabelled turns in {len(sessions)} file{'' if len(sessions) == 1 else 's'}")
         return 0
     print(f"queue: {total} unlabelled turn{'' if total == 1 else 's'} in {len(sessions)} file{'' if len(sessions) == 1 else 's'}, least certain first" + (f" (first {len(queue)})" if len(queue) < total else ""))
+    from ..app.format import shorten, shorten_start
+
     rows = [("file", "turn", "margin", "band", "choice", "message")]
     for e in queue:
-        message = " ".join(e.message.split())
-        rows.append((str(e.file), str(e.turn_number), "-" if e.margin is None else f"{e.margin:.3f}", e.band, e.choice or "-", message[:60] + ("…" if len(message) > 60 else "")))
+        rows.append((str(e.file), str(e.turn_number), "-" if e.margin is None else f"{e.margin:.3f}", e.band, e.choice or "-", e.message))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    message_width = 60
+    if sys.stdout.isatty():
+        # on a terminal every row stays one line (at 80 columns each row wrapped in two): the file
+        # column keeps the end of the name, where time-named files differ, and the message is cut
+        columns = shutil.get_terminal_size().columns
+        others = sum(widths[1:]) + 2 * 5
+        widths[0] = min(widths[0], max(16, columns - others - 40))
+        message_width = max(10, min(60, columns - others - widths[0]))
     for r in rows:
-        print("  ".join(cell.ljust(w) if i != 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r[:5], widths, strict=True))) + "  " + r[5])
+        cells = [shorten_start(r[0], widths[0]), *r[1:5]]
+        print("  ".join(cell.ljust(w) if i != 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(cells, widths, strict=True))) + "  " + shorten(r[5], message_width))
     return 0
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Button, Footer, Input, Static
 
 from ...textsafe import visible
 from ..format import fmt_prob, shorten
@@ -46,11 +47,14 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
         Binding("escape", "later", "Later", id="confirm.later", tooltip="Close; the turn stays pending (Enter on its row reopens this)"),
         Binding("left,h", "app.focus_previous", "Previous", id="confirm.previous", show=False, tooltip="Previous button"),
         Binding("right,l", "app.focus_next", "Next", id="confirm.next", show=False, tooltip="Next button"),
+        # a modal screen hides the app's own bindings: F1 did nothing while the dialog was open
+        Binding("f1,question_mark", "app.help", "Help", id="confirm.help", show=False, tooltip="Keys, bands and where things are saved"),
     ]
 
     def __init__(self, request: ConfirmRequest) -> None:
         super().__init__(id="confirm-modal")
         self.request = request
+        self._box: Input | None = None  # set when the operator types on: the message box the keys go to
 
     def compose(self) -> ComposeResult:
         r = self.request
@@ -113,6 +117,33 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
 
     def _fit(self, height: int) -> None:
         self.set_class(height < 30, "-short")  # the console's SHORT: tighter margins, no hint line
+
+    def on_key(self, event: events.Key) -> None:
+        # A printable key the dialog does not bind, while the message box underneath had the focus:
+        # the operator is typing the next message, not reading this dialog. Its letters used to go
+        # on answering it ("Book the dentist": the `n` declined the turn, "tist" became the next
+        # message). The dialog steps aside (the turn stays pending) and the keys go to the box:
+        # keys already queued for this dialog (a terminal delivers a burst) until it has gone too.
+        if self._box is None:
+            if not (event.is_printable and event.character) or event.key in self._bound_keys():
+                return
+            below = self.app.screen_stack[-2].focused if len(self.app.screen_stack) > 1 else None
+            if not isinstance(below, Input):
+                return
+            self._box = below
+            self.dismiss(None)
+            self.app.notify(
+                f"Turn {self.request.index + 1} waits for confirmation: Enter on its row in the Decision log opens it.", markup=False
+            )
+        event.stop()
+        event.prevent_default()
+        if event.is_printable and event.character:
+            self._box.insert_text_at_cursor(event.character)
+        elif event.key in ("enter", "ctrl+j") and hasattr(self._box, "submit_now"):
+            self._box.submit_now()
+
+    def _bound_keys(self) -> set[str]:
+        return {key.strip() for binding in self.BINDINGS if isinstance(binding, Binding) for key in binding.key.split(",")}
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

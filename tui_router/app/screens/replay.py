@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from ...session import Session
 from ...textsafe import visible
-from ..format import display_path, shorten
+from ..format import display_path, shorten, shorten_start
 from ..messages import ReplayFinished, ReplayRowReady
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
@@ -161,15 +161,21 @@ class ReplayScreen(Screen[None]):
         setup = (
             f"{router.catalog.name} · {router.backend.name} · {router.backend.model}" if router is not None else f"{app.config.catalog} · {app.config.backend}"
         )
+        # one line at 80 columns: compact thresholds below 100, and the file keeps the end of its name
+        thresholds = f"high ≥ {policy.high:g} · medium ≥ {policy.medium:g}" if app.size.width >= 100 else f"≥{policy.high:g}/≥{policy.medium:g}"
+        turns = f" ({len(self.session.turns)} turns)"
+        room = app.size.width - 2 - len("replay ") - len(turns) - len(" │ now: ") - len(setup) - len(" │ ") - len(thresholds)
+        if room < 12:  # the turn count is in the Decision log's summary too
+            room, turns = room + len(turns), ""
         self.query_one("#replay-status", Static).update(
             Content.assemble(
                 ("replay ", "bold $warning"),
-                visible(source, single_line=True),
-                (f" ({len(self.session.turns)} turns)", "$text-muted"),
+                shorten_start(source, max(8, room)),
+                (turns, "$text-muted"),
                 (" │ now: ", "$text-muted"),
                 visible(setup, single_line=True),
                 (" │ ", "$text-muted"),
-                f"high ≥ {policy.high:g} · medium ≥ {policy.medium:g}",
+                thresholds,
             )
         )
 

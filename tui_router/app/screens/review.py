@@ -62,15 +62,25 @@ class QueueTable(DataTable):
 
     def widths(self) -> list[int]:
         width = self.content_region.width or 80
-        fixed = sum(w for _, w in self.COLUMNS) + 2 * len(self.COLUMNS) + 1
-        return [w or max(10, width - fixed) for _, w in self.COLUMNS]
+        widths = [w for _, w in self.COLUMNS]
+        spare = width - (sum(widths) + 2 * len(self.COLUMNS) + 1)  # what is left for the message
+        # at 80 columns the fixed columns alone filled the row and the message was drawn off screen:
+        # narrow the band, label, choice and file columns (ids end in …) before the message goes
+        for i, low in ((3, 7), (5, 10), (4, 12), (0, 10)):
+            if spare >= 24:
+                break
+            cut = min(widths[i] - low, 24 - spare)
+            widths[i] -= cut
+            spare += cut
+        widths[-1] = max(10, spare)
+        return widths
 
     def cells(self, position: int) -> list[Text]:
         entry = self.review.entries[position]
         label = self.review.turn(position).label
         band_colour = self.app.theme_variables.get(BAND_VARIABLE.get(entry.band, ""), "")
         values = [
-            (shorten_start(entry.file.name, self.COLUMNS[0][1]), "dim"),  # names differ at the end
+            (shorten_start(entry.file.name, self.widths()[0]), "dim"),  # names differ at the end
             (str(entry.turn_number), "dim"),
             ("-" if entry.margin is None else f"{entry.margin:.2f}", ""),
             (entry.band, band_colour),
@@ -161,17 +171,33 @@ class ReviewScreen(Screen[None]):
         r = self.review
         files = len(r.sessions)
         entry = r.current
-        where = f"{entry.file.name} turn {entry.turn_number}" if entry else "empty"
-        who = f" · reviewer {r.reviewer}" if r.reviewer else ""
+        counts = f"{r.reviewed} reviewed · {r.remaining} remaining"
+        queued = f" of {len(r.entries)} queued in {files} file{'' if files == 1 else 's'}"
+        room = self.app.size.width - 2 - len("review ") - len(counts) - len(queued) - len(" │ ")
         self.query_one("#review-status", Static).update(
             Content.assemble(
                 ("review ", "bold $accent"),
-                (f"{r.reviewed} reviewed · {r.remaining} remaining", "bold"),
-                (f" of {len(r.entries)} queued in {files} file{'' if files == 1 else 's'}", "$text-muted"),
+                (counts, "bold"),
+                (queued, "$text-muted"),
                 (" │ ", "$text-muted"),
-                visible(where + who, single_line=True),
+                self._where(room),  # one line at 80 columns
+                # the whole message of the turn being labelled: the queue's column cuts it short
+                ("\nmessage ", "$text-muted"),
+                shorten(entry.message, max(20, 2 * self.app.size.width - 12)) if entry else "-",
             )
         )
+
+    def _where(self, room: int) -> str:
+        """The current file and turn (and reviewer when there is room) in `room` cells: a file name
+        keeps its end, where time-named files differ."""
+        r, entry = self.review, self.review.current
+        if entry is None:
+            return "empty"
+        tail = f" turn {entry.turn_number}"
+        who = f" · reviewer {r.reviewer}" if r.reviewer else ""
+        if len(entry.file.name) + len(tail) + len(who) > room:
+            who = ""
+        return shorten_start(entry.file.name, max(8, room - len(tail) - len(who))) + tail + visible(who, single_line=True)
 
     def show_current(self) -> None:
         self._header()

@@ -38,3 +38,31 @@ class SafeInput(Input):
         # ESC set aside by the terminal reader (terminal_input) comes back; Input's own handler
         # (next in the MRO) inserts the text. MessageInput has its own _on_paste.
         event.text = unescape_paste(event.text)
+
+
+def safe_command_palette(**kwargs):
+    """Textual's command palette with a SafeInput search box: its own Input drew a pasted C1 CSI or
+    bidi override raw, like every Input before SafeInput."""
+    from textual.command import CommandInput, CommandList, CommandPalette, SearchIcon
+    from textual.containers import Horizontal, Vertical
+    from textual.widgets import Button, LoadingIndicator
+
+    class SafeCommandInput(CommandInput, SafeInput):
+        # CommandInput first: Textual's CSS and queries ("CommandInput") follow the first base only;
+        # CommandInput overrides none of SafeInput's drawing, so the MRO still reaches it
+        pass
+
+    class SafeCommandPalette(CommandPalette):
+        def compose(self):
+            # Textual's compose, with the search box swapped (CommandPalette finds it by type)
+            with Vertical(id="--container"):
+                with Horizontal(id="--input"):
+                    yield SearchIcon()
+                    yield SafeCommandInput(placeholder=self._placeholder, select_on_focus=False)
+                    if not self.run_on_select:
+                        yield Button("\u25b6")
+                with Vertical(id="--results"):
+                    yield CommandList()
+                    yield LoadingIndicator()
+
+    return SafeCommandPalette(**kwargs)
