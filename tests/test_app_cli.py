@@ -37,6 +37,35 @@ def test_open_a_corrupt_file_is_one_clear_line_and_exit_2(tmp_path: Path) -> Non
     assert corrupt.read_bytes() == original
 
 
+def test_open_a_catalog_file_is_refused_and_the_catalog_is_untouched(tmp_path: Path) -> None:
+    """Read as a session, a catalog was an empty one, and the first turn saved replaced it."""
+    catalog = write_catalog(tmp_path)
+    original = catalog.read_bytes()
+    result = run("open", str(catalog), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"tui-router: {catalog}: this is a catalog file ([[tools]]), not a session file; pass it with --catalog"
+    assert catalog.read_bytes() == original
+    for command in (["eval"], ["queue"], ["replay", "--headless"]):
+        other = run(*command, str(catalog), cwd=tmp_path)
+        assert other.returncode == 2 and "this is a catalog file ([[tools]]), not a session file" in other.stderr, (command, other.stderr)
+
+
+def test_a_folder_of_cases_leaves_the_catalogs_kept_beside_them_out(tmp_path: Path) -> None:
+    from tui_router.session import iter_session_files
+
+    catalog = write_catalog(tmp_path)
+    cases = tmp_path / "tiny-cases.toml"
+    cases.write_text('[session]\nid = "c"\ncatalog = "tiny"\n\n[[turns]]\nmessage = "remind me at 9"\nlabel = "create_reminder"\n', encoding="utf-8")
+    hand = tmp_path / "only-turns.toml"  # a session with no [session] table and a tool id in a message
+    hand.write_text('turns = [{ message = "[[tools]] is how a catalog starts", label = "defer_to_llm" }]\n', encoding="utf-8")
+    assert iter_session_files([tmp_path]) == [hand, cases]
+    result = run("eval", str(tmp_path), "--catalog", str(catalog), "--backend", "bm25", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    import json
+
+    assert json.loads(result.stdout)["n"] == 2
+
+
 def test_open_a_missing_file(tmp_path: Path) -> None:
     result = run("open", "nope.toml", cwd=tmp_path)
     assert result.returncode == 2

@@ -163,8 +163,16 @@ def _near_miss_keys(raw: dict[str, Any], kind: str, where: str) -> list[str]:
     return problems
 
 
+def is_catalog_shaped(data: dict[str, Any]) -> bool:
+    """A catalog's top level ([[tools]]) with nothing of a session's: read as a session it would be
+    an empty one, and the first turn saved into it would replace the catalog."""
+    return "tools" in data and "session" not in data and "turns" not in data
+
+
 def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
     problems: list[str] = []
+    if is_catalog_shaped(data):
+        raise SessionError(f"{source}: this is a catalog file ([[tools]]), not a session file; pass it with --catalog")
     head = data.get("session")
     if head is None:
         head = {"id": Path(source).stem}
@@ -290,13 +298,28 @@ def unused_path(folder: Path, stem: str) -> Path:
     return candidate
 
 
+_TOOLS_TABLE = re.compile(r"^[ \t]*\[\[[ \t]*tools[ \t]*\]\]", re.MULTILINE)
+_SESSION_PARTS = re.compile(r"^[ \t]*(?:\[[ \t]*session[ \t]*\]|\[\[[ \t]*turns[ \t]*\]\]|turns[ \t]*=|session[ \t]*=)", re.MULTILINE)
+
+
+def _catalog_file(path: Path) -> bool:
+    """A file in a scanned folder that is plainly a catalog ([[tools]] and no session part); anything
+    else, unreadable files included, is left to the session reader to accept or refuse in a sentence."""
+    try:
+        with path.open("rb") as handle:
+            text = handle.read(4 * 1024 * 1024).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(_TOOLS_TABLE.search(text)) and not _SESSION_PARTS.search(text)
+
+
 def iter_session_files(paths: list[str | Path]) -> list[Path]:
     """Session files named directly or found (recursively) in folders, in a stable order."""
     found: list[Path] = []
     for item in paths:
         path = Path(item)
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file()))
+        if path.is_dir():  # catalogs kept beside their cases are not sessions: left out of a folder
+            found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file() and not _catalog_file(p)))
         elif path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
             found.append(path)
         else:
