@@ -59,6 +59,9 @@ def test_a_folder_of_cases_leaves_the_catalogs_kept_beside_them_out(tmp_path: Pa
     hand = tmp_path / "only-turns.toml"  # a session with no [session] table and a tool id in a message
     hand.write_text('turns = [{ message = "[[tools]] is how a catalog starts", label = "defer_to_llm" }]\n', encoding="utf-8")
     assert iter_session_files([tmp_path]) == [hand, cases]
+    from tui_router.decide.local import load_exemplars
+
+    assert load_exemplars(["*.toml"], tmp_path) == [("defer_to_llm", "[[tools]] is how a catalog starts"), ("create_reminder", "remind me at 9")]
     result = run("eval", str(tmp_path), "--catalog", str(catalog), "--backend", "bm25", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     import json

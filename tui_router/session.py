@@ -302,7 +302,7 @@ _TOOLS_TABLE = re.compile(r"^[ \t]*\[\[[ \t]*tools[ \t]*\]\]", re.MULTILINE)
 _SESSION_PARTS = re.compile(r"^[ \t]*(?:\[[ \t]*session[ \t]*\]|\[\[[ \t]*turns[ \t]*\]\]|turns[ \t]*=|session[ \t]*=)", re.MULTILINE)
 
 
-def _catalog_file(path: Path) -> bool:
+def _catalog_file(path: Path) -> bool:  # also used by decide/local.load_exemplars for its globs
     """A file in a scanned folder that is plainly a catalog ([[tools]] and no session part); anything
     else, unreadable files included, is left to the session reader to accept or refuse in a sentence."""
     try:
