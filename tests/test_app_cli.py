@@ -45,6 +45,7 @@ def test_open_a_catalog_file_is_refused_and_the_catalog_is_untouched(tmp_path: P
     assert result.returncode == 2
     assert result.stderr.strip() == f"tui-router: {catalog}: this is a catalog file ([[tools]]), not a session file; pass it with --catalog"
     assert catalog.read_bytes() == original
+    assert not (tmp_path / f".{catalog.name}.lock").exists()  # nothing left beside it
     for command in (["eval"], ["queue"], ["replay", "--headless"]):
         other = run(*command, str(catalog), cwd=tmp_path)
         assert other.returncode == 2 and "this is a catalog file ([[tools]]), not a session file" in other.stderr, (command, other.stderr)

@@ -302,7 +302,7 @@ _TOOLS_TABLE = re.compile(r"^[ \t]*\[\[[ \t]*tools[ \t]*\]\]", re.MULTILINE)
 _SESSION_PARTS = re.compile(r"^[ \t]*(?:\[[ \t]*session[ \t]*\]|\[\[[ \t]*turns[ \t]*\]\]|turns[ \t]*=|session[ \t]*=)", re.MULTILINE)
 
 
-def _catalog_file(path: Path) -> bool:  # also used by decide/local.load_exemplars for its globs
+def looks_like_catalog_file(path: Path) -> bool:  # also used by decide/local.load_exemplars for its globs
     """A file in a scanned folder that is plainly a catalog ([[tools]] and no session part); anything
     else, unreadable files included, is left to the session reader to accept or refuse in a sentence."""
     try:
@@ -319,7 +319,7 @@ def iter_session_files(paths: list[str | Path]) -> list[Path]:
     for item in paths:
         path = Path(item)
         if path.is_dir():  # catalogs kept beside their cases are not sessions: left out of a folder
-            found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file() and not _catalog_file(p)))
+            found.extend(sorted(p for p in path.rglob("*.toml") if p.is_file() and not looks_like_catalog_file(p)))
         elif path.exists() or path.is_symlink():  # a dangling link or a loop: the reader says which
             found.append(path)
         else:

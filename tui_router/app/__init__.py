@@ -40,10 +40,11 @@ def run_console(config: Config, session_path: str | Path | None = None, follow: 
     A session file that cannot be read raises SessionError before anything is drawn (the file is
     left untouched).
     """
-    from ..session import load_session
+    from ..session import load_session, looks_like_catalog_file
     from ..storage import claim_session_file
 
-    if session_path and Path(session_path).is_file():
+    # a catalog is refused by the reader below; claiming it first would leave a lock file beside it
+    if session_path and Path(session_path).is_file() and not looks_like_catalog_file(Path(session_path)):
         claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
     session = load_session(session_path) if session_path else None
     session_id = None

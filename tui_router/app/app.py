@@ -31,7 +31,7 @@ from textual.worker import Worker, WorkerState
 from ..config import Config, PolicyConfig
 from ..decide import BACKEND_NAMES
 from ..errors import UserError
-from ..session import Session, Turn, TurnDecision, load_session
+from ..session import Session, Turn, TurnDecision, load_session, looks_like_catalog_file
 from ..storage import claim_session_file, release_session_file
 from ..textsafe import visible
 from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, waits_for_fallback
@@ -870,7 +870,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         path = Path(value).expanduser()
         already = self.session.path is not None and path.resolve() == self.session.path.resolve()
         try:
-            if path.is_file():
+            if path.is_file() and not looks_like_catalog_file(path):  # (a catalog: the reader refuses it)
                 claim_session_file(path)  # a file another console writes is refused, before it is read
             session = load_session(path)
         except UserError as exc:

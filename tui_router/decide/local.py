@@ -346,7 +346,7 @@ class LocalBackend(DecisionBackend):
 
 def load_exemplars(patterns: list[str], base_dir: Path) -> list[tuple[str, str]]:
     """(label, message) pairs from every labelled turn in the session files matching the globs."""
-    from ..session import _catalog_file, load_session
+    from ..session import load_session, looks_like_catalog_file
 
     pairs: list[tuple[str, str]] = []
     seen: set[Path] = set()
@@ -354,7 +354,7 @@ def load_exemplars(patterns: list[str], base_dir: Path) -> list[tuple[str, str]]
         full = pattern if Path(pattern).is_absolute() else str(base_dir / pattern)
         for name in sorted(glob.glob(full, recursive=True)):
             path = Path(name).resolve()
-            if path in seen or not path.is_file() or _catalog_file(path):  # a glob over cases may match their catalog
+            if path in seen or not path.is_file() or looks_like_catalog_file(path):  # a glob over cases may match their catalog
                 continue
             seen.add(path)
             session = load_session(path)
