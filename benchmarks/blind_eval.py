@@ -81,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     from tui_router.config import load_config
     from tui_router.decide import BACKENDS, resolve_backend
     from tui_router.errors import UserError, did_you_mean
-    from tui_router.evaluate import run_eval
-    from tui_router.policy import Action
+    from tui_router.evaluate import missed_review, run_eval
 
     try:
         config = load_config(args.config)
@@ -104,9 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             report = run_eval([cases_path], config, backend=backend, catalog=load_catalog(str(catalog_path)), learn=args.with_labels)
             rows[name] = aggregates(report)
             for tag, group in sorted(report.per_tag.items()):
-                # missed review as the report counts it, over this tag's escalation-labelled turns
-                reviews = [r for r in report.turns if tag in r.tags and r.is_escalation]
-                missed = sum(not (r.correct and r.action == Action.escalate.value) for r in reviews)
+                missed = missed_review([r for r in report.turns if tag in r.tags])  # as the report counts it
                 tag_rows[f"{name} / {tag}"] = {
                     "turns": group.n,
                     "tool_turns": group.tool_cases,
@@ -115,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                     "none_turns": group.none_cases,
                     "none_recall": group.none_recall.value,
                     "fallback_rate": group.fallback_rate.value,
-                    "review_turns": len(reviews),
-                    "missed_review_rate": missed / len(reviews) if reviews else None,
+                    "review_turns": missed.total,
+                    "missed_review_rate": missed.value,
                 }
             learning, model = report.learning, f"{report.backend} / {report.model}"
     except UserError as exc:  # messages name files and fields, never a turn's text

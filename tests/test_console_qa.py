@@ -55,11 +55,10 @@ async def test_control_characters_in_the_message_box_are_drawn_as_visible_symbol
         assert "\x9b" not in screen_text(app)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-def test_a_byte_that_is_not_utf8_on_the_terminal_does_not_kill_the_console(tmp_path: Path) -> None:
-    # A paste from a Latin-1 terminal or a raw C1 byte (0x9b): Textual's input thread decoded stdin
-    # as strict UTF-8, raised UnicodeDecodeError and the console exited with a traceback.
-    from test_console_e2e import ESC, Terminal, session_turns, wait_for_turns
+def console_in_a_terminal(tmp_path: Path):  # noqa: ANN201 (test_console_e2e.Terminal)
+    """The real console in a pseudo-terminal on the tiny catalog, local backend, every turn confirmed
+    or sent to the fallback (high = medium = 1), sessions in tmp_path/sessions."""
+    from test_console_e2e import Terminal
 
     catalog = write_catalog(tmp_path)
     (tmp_path / "tui-router.toml").write_text(
@@ -67,7 +66,16 @@ def test_a_byte_that_is_not_utf8_on_the_terminal_does_not_kill_the_console(tmp_p
     )
     env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
     env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(tmp_path / "tui-router.toml"))
-    term = Terminal([sys.executable, "-m", "tui_router"], env, tmp_path)
+    return Terminal([sys.executable, "-m", "tui_router"], env, tmp_path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_byte_that_is_not_utf8_on_the_terminal_does_not_kill_the_console(tmp_path: Path) -> None:
+    # A paste from a Latin-1 terminal or a raw C1 byte (0x9b): Textual's input thread decoded stdin
+    # as strict UTF-8, raised UnicodeDecodeError and the console exited with a traceback.
+    from test_console_e2e import ESC, session_turns, wait_for_turns
+
+    term = console_in_a_terminal(tmp_path)
     try:
         term.wait_for("Type a user message")
         os.write(term.master, f"{ESC}[200~caf".encode() + b"\xe9 \x9b" + f"{ESC}[201~".encode())
@@ -265,15 +273,9 @@ def test_sigterm_ends_the_console_like_q_and_restores_the_terminal(tmp_path: Pat
     # with mouse reporting still on (every click printed escape codes at the prompt).
     import signal
 
-    from test_console_e2e import Terminal, wait_for_turns
+    from test_console_e2e import wait_for_turns
 
-    catalog = write_catalog(tmp_path)
-    (tmp_path / "tui-router.toml").write_text(
-        f'catalog = "{catalog}"\nbackend = "local"\nsessions_dir = "sessions"\n[policy]\nhigh = 1.0\nmedium = 1.0\n', encoding="utf-8"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
-    env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(tmp_path / "tui-router.toml"))
-    term = Terminal([sys.executable, "-m", "tui_router"], env, tmp_path)
+    term = console_in_a_terminal(tmp_path)
     try:
         term.wait_for("Type a user message")
         term.send(AGENDA + "\r")
@@ -318,15 +320,9 @@ def test_a_paste_with_escape_codes_is_one_turn_exactly_as_pasted(tmp_path: Path)
     # start of a key sequence and re-sent what followed as key presses: the text came out
     # scrambled and its newline pressed Enter, so one paste became two turns
     # (['^[31mred^[0m', 'second linefirst']).
-    from test_console_e2e import ESC, Terminal, session_turns, wait_for_turns
+    from test_console_e2e import ESC, session_turns, wait_for_turns
 
-    catalog = write_catalog(tmp_path)
-    (tmp_path / "tui-router.toml").write_text(
-        f'catalog = "{catalog}"\nbackend = "local"\nsessions_dir = "sessions"\n[policy]\nhigh = 1.0\nmedium = 1.0\n', encoding="utf-8"
-    )
-    env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
-    env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(tmp_path / "tui-router.toml"))
-    term = Terminal([sys.executable, "-m", "tui_router"], env, tmp_path)
+    term = console_in_a_terminal(tmp_path)
     try:
         term.wait_for("Type a user message")
         term.send(f"{ESC}[200~{PASTE_WITH_ESCAPES}{ESC}[201~")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fuzz_json import Raw, encode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,26 +41,6 @@ SERVER = Path(__file__).parent / "servers" / "mcp_scripted_server.py"
 TIMEOUT = 10.0  # seconds; no example here waits for it (the named cases time out on purpose)
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install 'tui-router[mcp]'")
-
-
-class Raw:
-    """A JSON token written as it is (NaN, Infinity, 1e400, a 5,000-digit integer)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return f"Raw({self.text[:30]!r})"
-
-
-def encode(value: Any) -> str:
-    if isinstance(value, Raw):
-        return value.text
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(str(k))}:{encode(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(encode(v) for v in value) + "]"
-    return json.dumps(value)
 
 
 HOSTILE = [

@@ -13,7 +13,6 @@ and no part of the API key.
 
 from __future__ import annotations
 
-import json
 import math
 import socket
 import threading
@@ -22,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from fuzz_json import Raw, as_number, encode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,39 +37,6 @@ KEY = "sk-fz-9Qm2Vx7Lr4Tt8Kp1Zb6Nc3Hd5Jw0Ye"
 CATALOG = load_catalog("demo")
 MESSAGE = "Text Jordan that the deploy finished."
 MAX_ERROR = 800  # the longest error a turn may carry: url + status + a 200-char message + a hint
-
-
-class Raw:
-    """A JSON token written as it is (NaN, Infinity, 1e400, a 5000-digit integer ...)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return f"Raw({self.text[:30]!r})"
-
-
-def as_number(value: Any) -> float | None:
-    """What a JSON number means to a reader, or None for what is not a finite number."""
-    if isinstance(value, Raw):
-        try:
-            number = float(value.text)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-def encode(value: Any) -> str:
-    if isinstance(value, Raw):
-        return value.text
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(str(k))}:{encode(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(encode(v) for v in value) + "]"
-    return json.dumps(value)
 
 
 @dataclass

@@ -841,6 +841,12 @@ class EvalReport(BaseModel):
         return out
 
 
+def missed_review(results: Sequence[TurnResult]) -> Ratio:
+    """Over the turns labelled with an escalation option: a person should have seen the turn, so it
+    is missed unless the escalation option was chosen AND escalated."""
+    return Ratio.of(not (r.correct and r.action == Action.escalate.value) for r in results if r.is_escalation)
+
+
 def build_report(
     results: list[TurnResult],
     catalog: Catalog,
@@ -855,7 +861,6 @@ def build_report(
     n = len(results)
     overall = group_metrics(results, none)
     recall = {k: Ratio.of(r.rank is not None and r.rank <= k for r in results) for k in RECALL_KS}
-    reviews = [r for r in results if r.is_escalation]
     executed = [r for r in results if r.action == Action.execute.value]
     bands = {}
     for band in Band:
@@ -887,8 +892,7 @@ def build_report(
         none_cases=overall.none_cases,
         overall=overall,
         recall_at_k=recall,
-        # a person should have seen the turn: the escalation option chosen AND escalated
-        missed_review_rate=Ratio.of(not (r.correct and r.action == Action.escalate.value) for r in reviews),
+        missed_review_rate=missed_review(results),
         wrong_execute_rate=Ratio.of(r.action == Action.execute.value and r.band == "high" and not r.correct for r in results),
         execute_precision=Ratio.of(r.correct for r in executed),
         automation_rate=Ratio.of(r.action == Action.execute.value for r in results),
