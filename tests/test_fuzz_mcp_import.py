@@ -160,9 +160,9 @@ def check_catalog(catalog_text: str, script: dict[str, Any]) -> None:
     ids = [t.id for t in catalog.tools]
     assert len(ids) == script["count"] == len(set(ids))
     assert catalog.none_option not in ids
-    assert all(ID_PATTERN.match(i) and len(i) <= 64 for i in ids)
+    assert all(ID_PATTERN.fullmatch(i) and len(i) <= 64 for i in ids)
     for name, tool in zip(script["names"], catalog.tools, strict=True):
-        if name and ID_PATTERN.match(name) and tool.id != name:  # a valid name changes only to avoid a taken id
+        if name and ID_PATTERN.fullmatch(name) and tool.id != name:  # a valid name changes only to avoid a taken id
             assert name == catalog.none_option or name in ids[: ids.index(tool.id)]
     assert catalog.name and is_safe(catalog.name) and "\n" not in catalog.name and len(catalog.name) <= 64
 
@@ -230,6 +230,16 @@ def test_names_with_newlines_and_escapes_cannot_write_toml_lines_of_their_own(tm
     header = out.read_text(encoding="utf-8").split("\n\n", 1)[0]
     assert all(line.startswith("#") for line in header.splitlines())
     assert '#   t_2_j <- t\\x1b[2J\\x00' in header
+
+
+def test_a_name_that_is_an_id_but_for_a_trailing_newline_gets_a_derived_id(tmp_path: Path) -> None:
+    """Found by the property: `ID_PATTERN.match` takes "defer_to_llm\\n" (`$` matches before a final
+    newline), so the name was kept as the id and the catalog refused it: exit 2, nothing imported."""
+    listed = [{"name": name, "description": "d", "inputSchema": {"type": "object"}} for name in ("defer_to_llm\n", "get_weather\n")]
+    code, stdout, stderr = run(import_argv(scripted(tmp_path, tools_json=json.dumps(listed)), None))
+    assert code == 0, stderr
+    assert [t.id for t in parse_catalog(tomllib.loads(stdout), "x").tools] == ["defer_to_llm_2", "get_weather"]
+    assert "MCP tool 'get_weather\\n' is not a valid id; its catalog id is 'get_weather'" in stderr
 
 
 def test_a_ten_thousand_character_name_is_quoted_short(tmp_path: Path) -> None:

@@ -186,11 +186,11 @@ def catalog_from_tools(tools: list[dict[str, Any]], name: str, none_option: str 
     for index, tool in enumerate(tools):
         raw_name = tool.get("name")
         mcp_name = raw_name if isinstance(raw_name, str) and raw_name else f"tool {index + 1}"
-        if ID_PATTERN.match(mcp_name) and mcp_name not in taken:
+        if ID_PATTERN.fullmatch(mcp_name) and mcp_name not in taken:
             tool_id = mcp_name
         else:
             tool_id = _unique(derive_id(mcp_name), taken)
-            why = "is not a valid id" if not ID_PATTERN.match(mcp_name) else "collides with another id"
+            why = "is not a valid id" if not ID_PATTERN.fullmatch(mcp_name) else "collides with another id"
             renamed[mcp_name] = tool_id
             notes.append(f"renamed: MCP tool {_shown(mcp_name)!r} {why}; its catalog id is {tool_id!r} (the MCP name is kept as its title)")
         taken.add(tool_id)
