@@ -248,7 +248,6 @@ class ListedTools(BaseModel):
     server_name: str | None = None
     tools: list[dict[str, Any]] = []
     skipped: list[str] = []
-    failure: str = ""  # set while the session is open, raised once it is closed
 
 
 class _Page(BaseModel):
@@ -313,6 +312,7 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
     if not command:
         raise MCPImportError("give the MCP server command after --, e.g. catalog import-mcp -- python my_server.py")
     shown = shlex.join(command)
+    failure = ""  # raised once the session is closed (its task group would wrap it in a group)
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog, _sdk_log() as unreadable:
         params = StdioServerParameters(command=command[0], args=command[1:])
         try:
@@ -327,8 +327,8 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
                             raw = await dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None)
                             try:
                                 page = _Page.model_validate(raw)
-                            except ValueError as exc:  # raised below, once the session is closed (its task group would wrap it)
-                                listed.failure = f"the MCP server `{shown}` answered tools/list with no list of tools ({_summary(exc)}); nothing was written"
+                            except ValueError as exc:
+                                failure = f"the MCP server `{shown}` answered tools/list with no list of tools ({_summary(exc)}); nothing was written"
                                 break
                             kept, skipped = _checked_tools(page, init.protocol_version, len(listed.tools) + len(listed.skipped))
                             listed.tools += kept
@@ -343,8 +343,8 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
             raise MCPImportError(f"cannot start the MCP server `{shown}`: {reason}") from None
         except Exception as exc:  # the SDK raises many kinds (closed streams, protocol errors, groups)
             raise MCPImportError(f"the MCP server `{shown}` stopped or failed before listing its tools ({_summary(exc)}){_unreadable(unreadable)}{_stderr_tail(errlog)}") from None
-    if listed.failure:
-        raise MCPImportError(listed.failure)
+    if failure:
+        raise MCPImportError(failure)
     return listed
 
 
