@@ -7,10 +7,11 @@ ids), hostile descriptions (huge, markup, NUL), schemas that are not objects, de
 $ref loops, huge enums, NaN/Infinity/1e400 numbers; junk on stdout, an answer cut off mid-line, a
 JSON-RPC error, an exit after the handshake, a server name with newlines.
 
-Invariants: exit 0 with a catalog `catalog validate` accepts and one catalog tool per MCP tool, or
-exit 2 with one `tui-router:` sentence on stderr; never a traceback; an existing --out file is
-never overwritten (and none is created on failure); nothing on stdout or stderr carries a
-control character a terminal would act on.
+Invariants: exit 0 with a catalog `catalog validate` accepts, one catalog tool per valid MCP tool
+and one `skipped MCP tool` warning per invalid one (a schema that is not an object, a description
+that is not a string), or exit 2 with one `tui-router:` sentence on stderr (a server that fails, or
+lists no valid tool); never a traceback; an existing --out file is never overwritten (and none is
+created on failure); nothing on stdout or stderr carries a control character a terminal would act on.
 """
 
 from __future__ import annotations
@@ -87,7 +88,12 @@ object_schemas = st.one_of(
     st.just({"type": "object", "properties": {"e": {"enum": ["\x1b[2J", None, "[b]x[/b]", "\x00", 1.5, True]}}}),
     st.integers(1, 60).map(nested),
 )
-BAD_SCHEMAS = ["not an object", [1, 2], 42, True]  # the SDK's client refuses these: the import fails whole
+BAD_SCHEMAS = ["not an object", [1, 2], 42, True]  # the SDK's Tool model refuses these: the tool is skipped
+
+
+def is_bad(tool: dict[str, Any]) -> bool:
+    """Whether the SDK's Tool model refuses this tool (the import skips it and names it)."""
+    return not isinstance(tool["inputSchema"], dict) or not isinstance(tool.get("description", ""), str)
 
 
 @st.composite
@@ -96,7 +102,7 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
     description = draw(descriptions)
     if description is not None:
         tool["description"] = description
-    tool["inputSchema"] = draw(object_schemas)
+    tool["inputSchema"] = draw(st.sampled_from(BAD_SCHEMAS)) if draw(st.integers(0, 7)) == 0 else draw(object_schemas)
     if draw(st.booleans()):
         tool["annotations"] = draw(st.fixed_dictionaries({}, optional={"readOnlyHint": st.booleans(), "openWorldHint": st.booleans(), "title": hostile_text}))
     return tool
@@ -104,30 +110,28 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def scripts(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
-    """(the server's script, whether the import must succeed)."""
+    """(the server's script, whether the import must fail)."""
     listed = draw(st.lists(tools(), min_size=1, max_size=6))
     script: dict[str, Any] = {"server_name": draw(st.one_of(hostile_text, st.sampled_from(["", "x\n# y\n[z]", "\x1b]0;t\x07", "n" * 5000])))}
-    fails = False
-    if draw(st.integers(0, 9)) == 0:
-        listed[0]["inputSchema"] = draw(st.sampled_from(BAD_SCHEMAS))
-        fails = True
-    if any(not isinstance(t.get("description", ""), str) for t in listed):  # the SDK's client refuses it too
-        fails = True
+    if draw(st.integers(0, 9)) == 0:  # every tool invalid: nothing to import
+        listed = [{**t, "inputSchema": draw(st.sampled_from(BAD_SCHEMAS))} for t in listed]
+    good = [t for t in listed if not is_bad(t)]
     if draw(st.integers(0, 1)) == 0 and len(listed) > 1:  # two pages
         script["pages"] = [encode(listed[:1]), encode(listed[1:])]
     else:
         script["tools_json"] = encode(listed)
     mode = draw(st.sampled_from(["ok"] * 6 + ["cut_list", "error_list", "exit_after_init"]))
     script["mode"] = mode
-    fails = fails or mode != "ok"
+    fails = mode != "ok" or not good
     if mode == "error_list":
         script["error"] = draw(hostile_text)
     if draw(st.integers(0, 4)) == 0:
         script["stdout_junk"] = draw(st.sampled_from(["hello\n", "\x1b[31mred\x1b[0m\n", "{not json}\n", '{"jsonrpc":"2.0","id":999,"result":{}}\n', "\n\n"]))
     if draw(st.booleans()):
         script["stderr"] = draw(hostile_text) + "\n"
-    script["count"] = len(listed)
-    script["names"] = [t["name"] for t in listed]
+    script["count"] = len(good)
+    script["names"] = [t["name"] for t in good]
+    script["skipped"] = len(listed) - len(good)
     return script, fails
 
 
@@ -156,9 +160,9 @@ def check_catalog(catalog_text: str, script: dict[str, Any]) -> None:
     ids = [t.id for t in catalog.tools]
     assert len(ids) == script["count"] == len(set(ids))
     assert catalog.none_option not in ids
-    assert all(ID_PATTERN.match(i) and len(i) <= 64 for i in ids)
+    assert all(ID_PATTERN.fullmatch(i) and len(i) <= 64 for i in ids)
     for name, tool in zip(script["names"], catalog.tools, strict=True):
-        if name and ID_PATTERN.match(name) and tool.id != name:  # a valid name changes only to avoid a taken id
+        if name and ID_PATTERN.fullmatch(name) and tool.id != name:  # a valid name changes only to avoid a taken id
             assert name == catalog.none_option or name in ids[: ids.index(tool.id)]
     assert catalog.name and is_safe(catalog.name) and "\n" not in catalog.name and len(catalog.name) <= 64
 
@@ -191,7 +195,9 @@ def test_import_of_any_tools_list(tmp_path_factory: pytest.TempPathFactory, draw
         assert stdout == ""
         assert out is None or not out.exists()
         return
-    assert not fails or script.get("mode") == "ok", stderr  # only schema refusals may pass when the SDK reads around them
+    assert not fails, stderr
+    skipped = [line for line in stderr.splitlines() if line.startswith("tui-router: warning: skipped MCP tool ")]
+    assert len(skipped) == script["skipped"], stderr  # each invalid tool named once, on one line
     if out is None:
         check_catalog(stdout, script)
     else:
@@ -224,6 +230,16 @@ def test_names_with_newlines_and_escapes_cannot_write_toml_lines_of_their_own(tm
     header = out.read_text(encoding="utf-8").split("\n\n", 1)[0]
     assert all(line.startswith("#") for line in header.splitlines())
     assert '#   t_2_j <- t\\x1b[2J\\x00' in header
+
+
+def test_a_name_that_is_an_id_but_for_a_trailing_newline_gets_a_derived_id(tmp_path: Path) -> None:
+    """Found by the property: `ID_PATTERN.match` takes "defer_to_llm\\n" (`$` matches before a final
+    newline), so the name was kept as the id and the catalog refused it: exit 2, nothing imported."""
+    listed = [{"name": name, "description": "d", "inputSchema": {"type": "object"}} for name in ("defer_to_llm\n", "get_weather\n")]
+    code, stdout, stderr = run(import_argv(scripted(tmp_path, tools_json=json.dumps(listed)), None))
+    assert code == 0, stderr
+    assert [t.id for t in parse_catalog(tomllib.loads(stdout), "x").tools] == ["defer_to_llm_2", "get_weather"]
+    assert "MCP tool 'get_weather\\n' is not a valid id; its catalog id is 'get_weather'" in stderr
 
 
 def test_a_ten_thousand_character_name_is_quoted_short(tmp_path: Path) -> None:
@@ -265,15 +281,45 @@ def test_an_answer_the_client_cannot_read_is_named_in_the_error(tmp_path: Path) 
     assert not out.exists()
 
 
-@pytest.mark.parametrize(
-    ("schema", "expected"),
-    [("str", "tools.0.inputSchema: Input should be a valid dictionary"), ([1], "tools.0.inputSchema: Input should be a valid dictionary")],
-)
-async def test_a_schema_that_is_not_an_object_fails_in_one_short_sentence(tmp_path: Path, schema: Any, expected: str) -> None:
-    listed = [{"name": "a", "inputSchema": schema}]
-    with pytest.raises(MCPImportError) as info:
-        await list_mcp_tools([sys.executable, str(SERVER), str(scripted(tmp_path, tools_json=json.dumps(listed)))], timeout=10)
-    assert expected in str(info.value) and "errors.pydantic.dev" not in str(info.value)
+def test_bad_tools_are_skipped_and_named_the_good_ones_imported(tmp_path: Path) -> None:
+    """Found: one tool with a non-object schema or a non-string description made the SDK's client
+    refuse the whole tools/list (exit 2, nothing imported); now each tool is checked on its own."""
+    good = [{"name": n, "description": f"Tool {n}.", "inputSchema": {"type": "object"}} for n in ("alpha", "beta", "gamma")]
+    bad = [{"name": "broken\x1b[2J", "description": "d", "inputSchema": "not an object"}, {"name": "wordless", "description": 42, "inputSchema": {"type": "object"}}]
+    pages = [json.dumps([good[0], bad[0], good[1]]), json.dumps([bad[1], good[2]])]  # across two pages (nextCursor)
+    out = tmp_path / "out.toml"
+    done = subprocess.run([sys.executable, "-m", "tui_router", *import_argv(scripted(tmp_path, pages=pages), out)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    check_shown(done.stdout, done.stderr)
+    assert [t.id for t in load_catalog(out).tools] == ["alpha", "beta", "gamma"]
+    lines = done.stderr.splitlines()
+    assert lines[:2] == [
+        "tui-router: warning: skipped MCP tool 'broken\\x1b[2J': inputSchema: Input should be a valid dictionary or instance of InputSchema",
+        "tui-router: warning: skipped MCP tool 'wordless': description: Input should be a valid string",
+    ]
+    assert lines[2] == f"wrote {out}: catalog 'scripted', 3 tools (0 renamed, 0 notes, 2 skipped)" and len(lines) == 3
+    header = out.read_text(encoding="utf-8").split("\n\n", 1)[0]
+    assert "#   skipped MCP tool 'wordless': description: Input should be a valid string" in header
+    assert run(["catalog", "validate", str(out)])[0] == 0
+
+
+def test_when_every_tool_is_bad_nothing_is_written(tmp_path: Path) -> None:
+    listed = [{"name": "a", "inputSchema": [1]}, {"description": "no name", "inputSchema": {"type": "object"}}, 7]
+    out = tmp_path / "out.toml"
+    code, stdout, stderr = run(import_argv(scripted(tmp_path, tools_json=json.dumps(listed)), out))
+    assert code == 2 and stdout == "" and not out.exists()
+    assert stderr == (
+        "tui-router: none of the 3 tools the MCP server lists can be imported: MCP tool 'a': inputSchema: Input should be a valid "
+        "dictionary or instance of InputSchema; MCP tool 2 (no name): name: Field required; MCP tool 3 (no name): Input should "
+        "be a valid dictionary or instance of Tool; nothing was written\n"
+    )
+
+
+@pytest.mark.parametrize("tools_json", ['{"a": 1}', '"tools"', "null"])
+def test_a_tools_field_that_is_not_a_list_fails_whole(tmp_path: Path, tools_json: str) -> None:
+    code, stdout, stderr = run(import_argv(scripted(tmp_path, tools_json=tools_json), None))
+    assert code == 2 and stdout == ""
+    assert stderr.startswith("tui-router: the MCP server `") and stderr.endswith("answered tools/list with no list of tools (tools: Input should be a valid list); nothing was written\n")
 
 
 async def test_a_hanging_server_times_out_with_its_stderr_escaped_later(tmp_path: Path) -> None:

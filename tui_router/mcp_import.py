@@ -3,9 +3,11 @@
 The official `mcp` SDK is an optional extra (`pip install 'tui-router[mcp]'`). The conversion itself
 (`catalog_from_tools`) works on plain dicts, so it is testable without a server.
 
-Every MCP tool becomes a catalog tool; nothing is dropped. A name that is not a valid option id is
-given a derived id (its original name kept as the title) and reported, as are missing descriptions
-(a placeholder the operator must replace) and schema values TOML cannot hold (null).
+Every valid MCP tool becomes a catalog tool. A name that is not a valid option id is given a derived
+id (its original name kept as the title) and reported, as are missing descriptions (a placeholder
+the operator must replace) and schema values TOML cannot hold (null). A tool whose definition the
+MCP SDK's Tool model refuses (a schema that is not an object, a description that is not a string)
+is left out and named; the others are imported.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import tomli_w
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from . import tomlio
 from .catalog import DEFAULT_NONE_OPTION, ID_PATTERN, Catalog, Risk, parse_catalog
@@ -47,6 +49,7 @@ class ImportResult(BaseModel):
     data: dict[str, Any]
     notes: list[str] = []  # one line per tool that needed attention
     renamed: dict[str, str] = {}  # MCP name -> catalog id
+    skipped: list[str] = []  # one line per MCP tool left out: which tool, why (its definition is invalid)
 
     def toml(self, source: str = "") -> str:
         header = ["# Catalog imported from an MCP server by `tui-router catalog import-mcp`."]
@@ -58,6 +61,9 @@ class ImportResult(BaseModel):
         if self.notes:
             header.append("# Check before routing:")
             header += [f"#   {_comment(note)}" for note in self.notes if not note.startswith("renamed")]
+        if self.skipped:
+            header.append("# MCP tools left out (their definitions are invalid):")
+            header += [f"#   {_comment(line)}" for line in self.skipped]
         return "\n".join(header) + "\n\n" + tomli_w.dumps(self.data)
 
 
@@ -180,11 +186,11 @@ def catalog_from_tools(tools: list[dict[str, Any]], name: str, none_option: str 
     for index, tool in enumerate(tools):
         raw_name = tool.get("name")
         mcp_name = raw_name if isinstance(raw_name, str) and raw_name else f"tool {index + 1}"
-        if ID_PATTERN.match(mcp_name) and mcp_name not in taken:
+        if ID_PATTERN.fullmatch(mcp_name) and mcp_name not in taken:
             tool_id = mcp_name
         else:
             tool_id = _unique(derive_id(mcp_name), taken)
-            why = "is not a valid id" if not ID_PATTERN.match(mcp_name) else "collides with another id"
+            why = "is not a valid id" if not ID_PATTERN.fullmatch(mcp_name) else "collides with another id"
             renamed[mcp_name] = tool_id
             notes.append(f"renamed: MCP tool {_shown(mcp_name)!r} {why}; its catalog id is {tool_id!r} (the MCP name is kept as its title)")
         taken.add(tool_id)
@@ -235,32 +241,101 @@ def _stderr_tail(handle: Any, lines: int = 3) -> str:
     return f"; its stderr ends: {shown[-300:]}" if shown else ""
 
 
-async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> tuple[str | None, list[dict[str, Any]]]:
-    """(server name, tools as JSON dicts) from an MCP server started with `command` over stdio."""
+class ListedTools(BaseModel):
+    """What a server's tools/list gave: the tools the SDK's own Tool model accepts (as JSON dicts)
+    and one line per tool it refuses (which tool, why), so one bad tool does not sink the rest."""
+
+    server_name: str | None = None
+    tools: list[dict[str, Any]] = []
+    skipped: list[str] = []
+
+
+class _Page(BaseModel):
+    """One tools/list result, read permissively: each tool is checked on its own."""
+
+    model_config = ConfigDict(extra="ignore")
+    tools: list[Any]
+    nextCursor: str | None = None  # noqa: N815 (the wire name)
+
+
+def _skip_line(index: int, raw: Any, exc: Exception) -> str:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    who = f"MCP tool {_shown(name)!r}" if isinstance(name, str) and name else f"MCP tool {index + 1} (no name)"
+    return visible(f"skipped {who}: {_summary(exc)}", single_line=True)
+
+
+def _checked_tools(page: _Page, version: str, first_index: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each tool of a page through the SDK's checks for the negotiated version (the surface the
+    SDK's client applies to the whole list) and its Tool model, one at a time."""
+    from mcp_types import Tool
+    from mcp_types.methods import validate_server_result
+    from pydantic import ValidationError
+
+    kept: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for offset, raw in enumerate(page.tools):
+        try:
+            with contextlib.suppress(KeyError):  # a version without a tools/list row: the model alone decides
+                validate_server_result("tools/list", version, {"tools": [raw]})
+            tool = Tool.model_validate(raw, by_name=False)
+        except (ValidationError, ValueError, TypeError) as exc:
+            skipped.append(_skip_line(first_index + offset, raw, _located(exc)))
+            continue
+        kept.append(tool.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    return kept, skipped
+
+
+def _located(exc: Exception) -> Exception:
+    """A surface error located at tools.0.<field>: the tool's own field path reads better."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            first = errors()[0]
+            loc = [str(part) for part in first["loc"]]
+            if loc[:2] == ["tools", "0"]:
+                loc = loc[2:]
+            return ValueError(f"{'.'.join(loc)}: {first['msg']}" if loc else first["msg"])
+    return exc
+
+
+async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ListedTools:
+    """The tools of an MCP server started with `command` over stdio. tools/list is read as raw
+    JSON-RPC (the SDK's client refuses the whole list for one bad tool) and each tool is checked
+    alone; the SDK still does the transport and the handshake."""
     try:
         import anyio
-        from mcp import Client, StdioServerParameters
+        from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
+        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
     except ImportError:
         raise MCPImportError(INSTALL_HINT) from None
     if not command:
         raise MCPImportError("give the MCP server command after --, e.g. catalog import-mcp -- python my_server.py")
     shown = shlex.join(command)
+    failure = ""  # raised once the session is closed (its task group would wrap it in a group)
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog, _sdk_log() as unreadable:
         params = StdioServerParameters(command=command[0], args=command[1:])
         try:
             with anyio.fail_after(timeout):
-                async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
-                    info = client.server_info
-                    tools: list[dict[str, Any]] = []
-                    cursor: str | None = None
-                    while True:
-                        page = await client.list_tools(cursor=cursor)
-                        tools += [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
-                        cursor = page.next_cursor
-                        if not cursor:
-                            break
-                    return (info.name if info else None), tools
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    dispatcher = JSONRPCDispatcher(read, write)
+                    async with ClientSession(dispatcher=dispatcher) as session:
+                        init = await session.initialize()
+                        listed = ListedTools(server_name=init.server_info.name if init.server_info else None)
+                        cursor: str | None = None
+                        while True:
+                            raw = await dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None)
+                            try:
+                                page = _Page.model_validate(raw)
+                            except ValueError as exc:
+                                failure = f"the MCP server `{shown}` answered tools/list with no list of tools ({_summary(exc)}); nothing was written"
+                                break
+                            kept, skipped = _checked_tools(page, init.protocol_version, len(listed.tools) + len(listed.skipped))
+                            listed.tools += kept
+                            listed.skipped += skipped
+                            cursor = page.nextCursor
+                            if not cursor:
+                                break
         except TimeoutError:
             raise MCPImportError(f"the MCP server `{shown}` did not list its tools within {timeout:g} s{_unreadable(unreadable)}{_stderr_tail(errlog)}") from None
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
@@ -268,6 +343,9 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
             raise MCPImportError(f"cannot start the MCP server `{shown}`: {reason}") from None
         except Exception as exc:  # the SDK raises many kinds (closed streams, protocol errors, groups)
             raise MCPImportError(f"the MCP server `{shown}` stopped or failed before listing its tools ({_summary(exc)}){_unreadable(unreadable)}{_stderr_tail(errlog)}") from None
+    if failure:
+        raise MCPImportError(failure)
+    return listed
 
 
 class _Collect(logging.Handler):
@@ -328,6 +406,12 @@ def _summary(exc: BaseException) -> str:
 def import_mcp(command: list[str], name: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> ImportResult:
     import asyncio
 
-    server_name, tools = asyncio.run(list_mcp_tools(command, timeout))
-    catalog_name = (name or _clean_name(server_name) or "mcp").strip() or "mcp"
-    return catalog_from_tools(tools, catalog_name)
+    listed = asyncio.run(list_mcp_tools(command, timeout))
+    if not listed.tools and listed.skipped:
+        shown = "; ".join(line.removeprefix("skipped ") for line in listed.skipped[:3])
+        more = f" (+{len(listed.skipped) - 3} more)" if len(listed.skipped) > 3 else ""
+        raise MCPImportError(f"none of the {len(listed.skipped)} tools the MCP server lists can be imported: {shown}{more}; nothing was written")
+    catalog_name = (name or _clean_name(listed.server_name) or "mcp").strip() or "mcp"
+    result = catalog_from_tools(listed.tools, catalog_name)
+    result.skipped = listed.skipped
+    return result

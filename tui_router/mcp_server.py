@@ -14,12 +14,14 @@ agent's own permission checks still apply.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import re
 import sys
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,7 @@ from .injection import injection_shaped
 from .live import DEFAULT_MAX_BYTES, LiveSessionWriter
 from .route import MAX_MESSAGE_CHARS
 from .session import Turn
+from .textsafe import visible
 
 if TYPE_CHECKING:
     from .route import Decision, Router
@@ -350,8 +353,52 @@ class _Wake:
         await self._event.wait()
 
 
+class _OneLineLog(logging.Handler):
+    """The SDK's and uvicorn's warnings and errors as one escaped line each, without a traceback.
+
+    Found over HTTP: a client that leaves mid-body (or sends broken chunked framing) made the SDK
+    log `Error handling POST request` with a starlette ClientDisconnect traceback; broken chunked
+    framing on a request the app refuses unread (a wrong Host) made uvicorn answer 400 itself and
+    then log the app's own answer as `Exception in ASGI application` with an h11 traceback; the
+    other way round (the app answered first) asyncio logged `Fatal error: protocol.data_received()
+    call failed` with one."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            exc = record.exc_info[1] if record.exc_info else None
+            if exc is not None:
+                text += f" ({type(exc).__name__}: {exc})" if str(exc) else f" ({type(exc).__name__})"
+            print(f"tui-router: {visible(' '.join(text.split())[:500], single_line=True)}", file=sys.stderr, flush=True)
+        except Exception:  # a log line must never take the server down
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def _log_lines() -> Iterator[None]:
+    loggers = [logging.getLogger(name) for name in ("mcp", "uvicorn", "asyncio")]
+    handler, propagate = _OneLineLog(), [logger.propagate for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        for logger, before in zip(loggers, propagate, strict=True):
+            logger.removeHandler(handler)
+            logger.propagate = before
+
+
 async def serve(search: ToolSearch, *, http_port: int | None = None, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve until stdin closes (stdio) or until interrupted (HTTP); every recorded turn is written before return."""
+    with _log_lines():
+        await _serve(search, http_port=http_port, on_ready=on_ready)
+
+
+async def _serve(search: ToolSearch, *, http_port: int | None, on_ready: Callable[[str], None] | None) -> None:
     import signal
 
     import anyio
@@ -507,7 +554,8 @@ async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | 
     # json_response: each answer is one JSON body, not an SSE stream (we send no progress), which
     # costs the server about a third less CPU per call and the SDK client about 40% less time.
     app = server.streamable_http_app(host="127.0.0.1", json_response=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    # log_config=None: uvicorn's records go to _OneLineLog (one escaped line, no traceback), not its own handlers
+    config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False, lifespan="on")
     web = uvicorn.Server(config)
     if on_ready:
         on_ready(f"http://127.0.0.1:{bound}/mcp")

@@ -12,7 +12,7 @@ def register(csub: argparse._SubParsersAction) -> None:
         "import-mcp",
         help="write a catalog from an MCP server's tools/list",
         description="Start an MCP server over stdio (the command after --), list its tools and write a catalog TOML. "
-        "Names that are not valid ids get a derived id and are reported. Needs the extra: pip install 'tui-router[mcp]'.",
+        "Names that are not valid ids get a derived id and are reported; a tool whose definition is invalid is skipped and named. Needs the extra: pip install 'tui-router[mcp]'.",
     )
     parser.add_argument("--name", help="catalog name (default: the server's name)")
     parser.add_argument("--out", metavar="FILE", help="write the catalog here (default: print it); an existing file is never overwritten")
@@ -35,8 +35,8 @@ def run_import(args: argparse.Namespace) -> int:
     result = import_mcp(command, name=args.name, timeout=args.timeout)
     text = result.toml(source=" ".join(command))
     check_loads_back(text)
-    for note in result.notes:
-        print(f"tui-router: warning: {note}", file=sys.stderr)
+    for line in [*result.skipped, *result.notes]:
+        print(f"tui-router: warning: {line}", file=sys.stderr)
     if out is None:
         sys.stdout.write(text)
         return 0
@@ -46,5 +46,5 @@ def run_import(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise MCPImportError(f"{out}: cannot write the catalog ({exc.strerror or exc})") from None
     tools = len(result.catalog.tools)
-    print(f"wrote {out}: catalog '{result.catalog.name}', {tools} tool{'s' if tools != 1 else ''} ({len(result.renamed)} renamed, {len(result.notes)} notes)", file=sys.stderr)
+    print(f"wrote {out}: catalog '{result.catalog.name}', {tools} tool{'s' if tools != 1 else ''} ({len(result.renamed)} renamed, {len(result.notes)} notes, {len(result.skipped)} skipped)", file=sys.stderr)
     return 0
