@@ -72,6 +72,12 @@ def test_unknown_risk(tmp_path: Path) -> None:
     assert len(lines) == 1 and "field 'risk' unknown risk 'dangerous'" in lines[0] and "outbound" in lines[0]
 
 
+def test_none_option_with_a_trailing_newline_is_refused(tmp_path: Path) -> None:
+    # re's `$` also matches before a final newline: the id check must match the whole string.
+    lines = problems_for(tmp_path, {"name": "x", "none_option": "nope\n", "tools": [GOOD_TOOL]})
+    assert lines == [f"{tmp_path / 'cat.toml'}: none_option 'nope\\n' is not a valid option id"]
+
+
 def test_none_option_collision(tmp_path: Path) -> None:
     lines = problems_for(tmp_path, {"name": "x", "none_option": "send_sms", "tools": [GOOD_TOOL]})
     assert lines == [f"{tmp_path / 'cat.toml'}: tools[0] (id 'send_sms'): field 'id' collides with none_option 'send_sms'"]

@@ -143,7 +143,7 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
         problems.append(f"{source}: 'name' must be a non-empty string")
         name = "catalog"
     none_option = data.get("none_option", DEFAULT_NONE_OPTION)
-    if not isinstance(none_option, str) or not ID_PATTERN.match(none_option):
+    if not isinstance(none_option, str) or not ID_PATTERN.fullmatch(none_option):
         problems.append(f"{source}: none_option {none_option!r} is not a valid option id")
         none_option = DEFAULT_NONE_OPTION
 
