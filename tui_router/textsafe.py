@@ -47,6 +47,19 @@ def symbols(text: str) -> str:
     return _UNSAFE_LINE.sub(_symbol, str(text))
 
 
+# A model name comes from a server's reply (or a session file written from one) and is stored in every
+# turn and shown in the status bar: real names are well under 100 characters (an org/name id with a
+# revision), so past this it is a server's junk, not a name.
+NAME_MAX = 120
+
+
+def bounded_name(text: str, limit: int = NAME_MAX) -> str:
+    """A name from untrusted data as it is stored and shown: control characters (newline and tab too)
+    removed, surrounding spaces stripped, cut to `limit` characters with a visible `…`."""
+    text = _UNSAFE_LINE.sub("", str(text)).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def is_safe(text: str) -> bool:
     """Whether `text` shows as it is (nothing `visible` would change)."""
     return _UNSAFE.search(text) is None
