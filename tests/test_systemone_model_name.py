@@ -20,6 +20,8 @@ from tui_router.textsafe import NAME_MAX
 MESSAGE = "Text Jordan that the deploy finished."
 HUGE = "jev-" + "x" * 100_000
 HOSTILE = "jev\x1b]0;PWNED\x07-\x1b[2J\r\n\u202e-7b\x9b31m"
+CLEANED = "jev ]0;PWNED - [2J -7b 31m"  # each run of control characters and spaces: one space
+KEY = "sk-model-name-splice-3e9b1f7c5a2d"
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +69,10 @@ def test_control_characters_in_the_model_name_are_stripped(scripted, tmp_path):
     scripted.push(Step(200, lambda request: valid_reply(request, model=HOSTILE)))
     decision = route_with_model(scripted.base_url, HOSTILE)
     assert decision.error == ""
-    assert decision.model == "jev]0;PWNED-[2J-7b31m"
+    assert decision.model == CLEANED
     text, loaded = saved_and_loaded(tmp_path, decision)
     assert "\\u001b" not in text and "\\u0007" not in text and "\\r" not in text
-    assert loaded.turns[0].decision.model == "jev]0;PWNED-[2J-7b31m"
+    assert loaded.turns[0].decision.model == CLEANED
 
 
 def test_a_name_of_nothing_but_control_characters_falls_back_to_the_configured_model(scripted):
@@ -100,11 +102,31 @@ def test_a_session_an_older_version_wrote_with_the_whole_name_loads_and_saves_bo
     )
     session = load_session(path)
     assert session.session.model == HUGE[: NAME_MAX - 1] + "…"
-    assert session.turns[0].decision.model == "jev]0;PWNED-[2J-7b31m"
+    assert session.turns[0].decision.model == CLEANED
     assert session.turns[0].label == "send_sms"  # nothing else changed
     save_session(session)
     assert path.stat().st_size < 2000
     assert load_session(path).session.model == session.session.model
+
+
+def test_a_key_echoed_with_control_characters_in_it_is_never_spliced_whole(scripted, tmp_path, monkeypatch):
+    """The key's redaction runs over the reply as it came; a BEL inside the echoed key hides it
+    from that, so taking the BEL out must not put the key back together."""
+    monkeypatch.setenv("TR_NAME_KEY", KEY)
+    echo = lambda request: valid_reply(request, model=request["_headers"]["Authorization"].replace("sk-model", "sk-\x07model"))  # noqa: E731
+    scripted.push(Step(200, echo))
+    config = config_from_dict(
+        {"backend": "systemone", "systemone": {"base_url": scripted.base_url, "timeout": 5, "probe": False, "api_key_env": "TR_NAME_KEY"}}
+    )
+    router = Router(load_catalog("demo"), config)
+    try:
+        decision = router.route(MESSAGE)
+    finally:
+        router.backend.close()
+    assert scripted.posts[0].headers["authorization"] == f"Bearer {KEY}"  # the key was sent, and echoed
+    assert decision.error == "" and decision.model == "Bearer sk- " + KEY.removeprefix("sk-")
+    text, loaded = saved_and_loaded(tmp_path, decision)
+    assert KEY not in decision.model and KEY not in text and KEY not in json.dumps(decision.to_json())
 
 
 def test_route_prints_the_bounded_name(scripted, monkeypatch, capsys, tmp_path):

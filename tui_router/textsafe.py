@@ -55,8 +55,10 @@ NAME_MAX = 120
 
 def bounded_name(text: str, limit: int = NAME_MAX) -> str:
     """A name from untrusted data as it is stored and shown: control characters (newline and tab too)
-    removed, surrounding spaces stripped, cut to `limit` characters with a visible `…`."""
-    text = _UNSAFE_LINE.sub("", str(text)).strip()
+    taken out, each run of them and of spaces left as one space, cut to `limit` characters with a
+    visible `…`. A space, not nothing: a server that echoes the API key with a control character
+    in it (`sk-ab<BEL>cdef`, which the key's redaction does not match) must not get it spliced whole."""
+    text = " ".join(_UNSAFE_LINE.sub(" ", str(text)).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
