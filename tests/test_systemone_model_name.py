@@ -14,7 +14,7 @@ from tui_router.catalog import load_catalog
 from tui_router.cli import main
 from tui_router.config import config_from_dict
 from tui_router.route import Router
-from tui_router.session import Turn, load_session, new_session, save_session
+from tui_router.session import Turn, TurnDecision, load_session, new_session, save_session
 from tui_router.textsafe import NAME_MAX
 
 MESSAGE = "Text Jordan that the deploy finished."
@@ -138,3 +138,12 @@ def test_route_prints_the_bounded_name(scripted, monkeypatch, capsys, tmp_path):
     out = capsys.readouterr().out
     (line,) = [row for row in out.splitlines() if row.startswith("model ")]
     assert "x" * 200 not in line and "…" in line and "\\x1b" not in line and len(line) < NAME_MAX + 60
+
+
+def test_a_name_of_control_characters_alone_is_no_name_and_reads_back_so(tmp_path):
+    session = new_session("demo", "systemone", "\x1b\x07")
+    session.turns.append(Turn(message=MESSAGE, decision=TurnDecision(choice="send_sms", model="\r\n\x9b")))
+    assert session.session.model is None and session.turns[0].decision.model is None
+    loaded = load_session(save_session(session, tmp_path / "s.toml"))
+    assert loaded.session.model is None and loaded.turns[0].decision.model is None
+    assert loaded.turns == session.turns

@@ -37,8 +37,9 @@ class _Record(BaseModel):
 
 def _clean_model(value: str | None) -> str | None:
     """A model name as a session keeps it: a server's name (or one in a file an older version wrote)
-    may be any length and hold control characters; the file stores it bounded and clean."""
-    return None if value is None else bounded_name(value)
+    may be any length and hold control characters; the file stores it bounded and clean. Nothing
+    left (control characters alone, or "") is no name: None, as the file reads back."""
+    return None if value is None else bounded_name(value) or None
 
 
 class OutcomeStep(_Record):
