@@ -23,7 +23,7 @@ from textual.content import Content
 
 from tui_router import tomlio
 from tui_router.app.format import shorten
-from tui_router.textsafe import VisibleStream, escape_for_data, is_safe, visible
+from tui_router.textsafe import NAME_MAX, VisibleStream, bounded_name, escape_for_data, is_safe, visible
 
 # What a terminal may act on: C0 (but newline and tab), DEL, C1, and the bidi/line-separator set.
 ACTS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
@@ -58,6 +58,19 @@ def test_visible_leaves_nothing_a_terminal_acts_on(text: str) -> None:
         assert shown == text  # safe text is shown as it is
     # every character survives, as itself or as its escape
     assert len(shown) >= len(text)
+
+
+@FUZZ
+@given(text=st.one_of(hostile, hostile.map(lambda t: t * 400)), limit=st.sampled_from([NAME_MAX, 1, 2, 40]))
+def test_a_bounded_name_is_one_clean_line_within_the_limit(text: str, limit: int) -> None:
+    name = bounded_name(text, limit)
+    assert ACTS_ONE_LINE.search(name) is None and len(name) <= limit
+    assert bounded_name(name, limit) == name  # idempotent: a file read back and saved again keeps it
+    kept = " ".join(ACTS_ONE_LINE.sub(" ", text).split())
+    if len(kept) <= limit:
+        assert name == kept  # a sane name is stored as it is
+    else:
+        assert name.endswith("…") and name[:-1] == kept[: limit - 1]  # the cut shows
 
 
 @FUZZ

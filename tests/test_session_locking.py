@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from app_harness import make_app, make_config, notifications, settle, submit, write_catalog
+from lock_probe import contend
 
 from tui_router.errors import SessionError
 from tui_router.session import Session, SessionInfo, Turn, TurnDecision, load_session, new_session_id, save_session
@@ -248,3 +249,14 @@ async def test_the_console_says_where_a_commented_files_original_went(tmp_path):
     assert [t.message for t in load_session(path).turns] == [
         "remind me to call the dentist tomorrow", "show my calendar agenda for monday", "remind me to water the plants",
     ]
+
+
+def test_holders_that_remove_their_sidecar_still_hold_the_lock_one_at_a_time(tmp_path):
+    """Live files remove their `.lock` when done (storage.py): three processes claiming and letting go
+    of one file thousands of times, removing the sidecar each time, are never inside together (a
+    claim that locked a just-removed sidecar must start over; without that check this fails)."""
+    path = tmp_path / "s.toml"
+    results = contend(path, processes=3, rounds=2000)
+    assert sum(held for held, _ in results) >= 100  # they did take turns
+    assert [overlaps for _, overlaps in results] == [0, 0, 0]
+    assert not lock_path_for(path).exists()

@@ -242,3 +242,25 @@ def test_write_session_text_claims_a_file_it_does_not_hold(tmp_path: Path) -> No
     finally:
         release_session_file(path)
     SessionFile.claim(path).release()
+
+
+# ---------------------------------------------------------------- removing the sidecar
+
+
+def test_release_keeps_the_sidecar_unless_asked_and_removes_only_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    SessionFile.claim(path).release()
+    assert lock_path_for(path).exists()  # a console's files keep theirs
+    held = SessionFile.claim(path)
+    held.release(remove_lock=True)
+    assert not lock_path_for(path).exists() and not held.locked
+    held.release(remove_lock=True)  # a second release does nothing
+    mine = SessionFile.claim(path)
+    lock_path_for(path).unlink()  # removed behind its back, and another claim made a new sidecar
+    other = SessionFile.claim(path)
+    mine.release(remove_lock=True)
+    assert lock_path_for(path).exists()  # not the sidecar it locked: left to its holder
+    assert "another tui-router console" in busy_message(path)
+    other.release(remove_lock=True)
+    assert not lock_path_for(path).exists()
+

@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 
 from . import vocab
-from .textnorm import fold
+from .textnorm import ROUTED_CHARS, fold
 
 CREATE, REMOVE, UPDATE, READ, SEND = "create", "remove", "update", "read", "send"
 
@@ -60,7 +60,7 @@ def _verbs() -> dict[str, str]:
 
 
 def message_actions(message: str) -> frozenset[str]:
-    text = fold(message[:2000]).strip()
+    text = fold(message[:ROUTED_CHARS]).strip()
     return frozenset(action for action, pattern in _patterns().items() if pattern.search(text))
 
 

@@ -38,7 +38,16 @@ def _injection() -> re.Pattern[str] | None:
 
 
 def injection_shaped(message: str) -> bool:
-    """Text that tries to instruct the router instead of asking for something."""
+    """Text that tries to instruct the router instead of asking for something (its first 20,000
+    characters, all the decision sees: route.MAX_MESSAGE_CHARS)."""
+    return _shaped(message[:20_000])
+
+
+# One route asks this of the same text up to four times (retrieval's and the decision's local
+# evidence, the semantic features, the authority check); folding and searching 20,000 characters
+# takes some 10 ms, so the answer is kept for the last few texts.
+@lru_cache(maxsize=16)
+def _shaped(text: str) -> bool:
     # fold strips accents; NFC puts Hangul syllables, which it splits into jamo, back together
     pattern = _injection()
-    return pattern is not None and bool(pattern.search(unicodedata.normalize("NFC", fold(message[:20_000]))))
+    return pattern is not None and bool(pattern.search(unicodedata.normalize("NFC", fold(text))))

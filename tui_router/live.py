@@ -11,7 +11,8 @@ A crash can lose only the turns of the write in progress (milliseconds).
 
 One process writes each file, with the session-file lock (storage.py): a new file is made with
 O_EXCL and claimed, and the lock is held until the file's last turn is written (after rotation)
-or the server stops. A second server picks the next free name; a console asked to open the file
+or the server stops; then its `.lock` sidecar is removed as the lock is let go (storage.py says
+why that is safe). A second server picks the next free name; a console asked to open the file
 for writing is refused with a sentence (`open --follow` only reads, and takes no lock). A file
 changed on disk by someone else is not overwritten: its unwritten turns move to a new file.
 
@@ -103,9 +104,10 @@ class LiveSessionWriter:
         return live
 
     def _release_if_done(self, live: _LiveFile) -> None:
-        """Drop the lock of a file that gets no more turns (rotated away, all written). Caller holds _lock."""
+        """Drop the lock of a file that gets no more turns (rotated away, all written), and its
+        sidecar: a day of rotations would otherwise leave a `.lock` beside every file. Caller holds _lock."""
         if live is not self.current and live.path not in self._pending:
-            live.claimed.release()
+            live.claimed.release(remove_lock=True)
 
     def _move_unwritten(self, live: _LiveFile) -> _LiveFile:
         """The file changed on disk: its unwritten turns start a new file. Caller holds _lock."""
@@ -198,10 +200,11 @@ class LiveSessionWriter:
             return done
 
     def close(self) -> None:
-        """Release every file's lock (the server is stopping; call after the last `write_pending`)."""
+        """Release every file's lock and remove its sidecar (the server is stopping; call after the
+        last `write_pending`)."""
         with self._lock:
             for live in self._files:
-                live.claimed.release()
+                live.claimed.release(remove_lock=True)
 
 
 def _reason(exc: Exception) -> str:

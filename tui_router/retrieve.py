@@ -18,7 +18,7 @@ from rank_bm25 import BM25Okapi
 from .catalog import Catalog, Risk, Tool
 from .config import RetrievalConfig
 from .lexicon import analyze, concepts
-from .textnorm import STOPWORDS, stem, tokenize, words
+from .textnorm import ROUTED_CHARS, STOPWORDS, stem, tokenize, words
 from .typos import TypoIndex
 
 
@@ -85,13 +85,14 @@ class Retriever:
         return self.typos.correct(word)
 
     def message_tokens(self, message: str) -> list[str]:
-        """Stemmed message tokens (stopwords kept), misspelt words replaced by a catalog word."""
-        return tokenize(message, keep_stopwords=True, correct=self._correct)
+        """Stemmed message tokens (stopwords kept), misspelt words replaced by a catalog word; of
+        the message's first ROUTED_CHARS characters (textnorm says why)."""
+        return tokenize(message[:ROUTED_CHARS], keep_stopwords=True, correct=self._correct)
 
     def query_terms(self, message: str) -> list[str]:
         """Message words plus concept tokens: what BM25 is asked."""
         tokens = self.message_tokens(message)
-        return [t for t in tokens if t not in STOPWORDS] + concepts(message, tokens)
+        return [t for t in tokens if t not in STOPWORDS] + concepts(message[:ROUTED_CHARS], tokens)
 
     def scores(self, message: str) -> dict[int, float]:
         """BM25 score of every tool sharing at least one term with the message."""

@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from . import tomlio
 from .errors import SessionError, did_you_mean
+from .textsafe import bounded_name
 
 FORMAT_VERSION = 1
 
@@ -32,6 +33,13 @@ LabelSource = Literal["confirm", "review", "hand"]
 class _Record(BaseModel):
     # extra="allow": keys a newer version or a person added survive a load/save round trip.
     model_config = ConfigDict(extra="allow")
+
+
+def _clean_model(value: str | None) -> str | None:
+    """A model name as a session keeps it: a server's name (or one in a file an older version wrote)
+    may be any length and hold control characters; the file stores it bounded and clean. Nothing
+    left (control characters alone, or "") is no name: None, as the file reads back."""
+    return None if value is None else bounded_name(value) or None
 
 
 class OutcomeStep(_Record):
@@ -64,6 +72,11 @@ class TurnDecision(_Record):
     stage_category: str | None = None
     high: float | None = None  # thresholds that decided the band
     medium: float | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _bounded_model(cls, value: str | None) -> str | None:
+        return _clean_model(value)
 
 
 class FallbackRecord(_Record):
@@ -113,6 +126,11 @@ class SessionInfo(_Record):
     backend: str | None = None
     model: str | None = None
     version: int = FORMAT_VERSION
+
+    @field_validator("model")
+    @classmethod
+    def _bounded_model(cls, value: str | None) -> str | None:
+        return _clean_model(value)
 
 
 class Session(BaseModel):

@@ -1,11 +1,18 @@
 """Session files on disk with one writer each: an OS lock, names that cannot collide, no blind overwrite.
 
 * **One writer.** A process that writes a session file holds an exclusive `flock` on a sidecar
-  file `.<name>.lock` beside it (kept, never deleted: deleting lock files races). A second
-  console or process that wants to write the same file is refused with a sentence naming the
-  holder's pid. The OS drops the lock when the holder exits, even after kill -9, so a stale lock
-  never blocks anyone. Readers (eval, replay, route) take no lock: every write is atomic, so they
-  see a whole old file or a whole new one.
+  file `.<name>.lock` beside it. A second console or process that wants to write the same file
+  is refused with a sentence naming the holder's pid. The OS drops the lock when the holder
+  exits, even after kill -9, so a stale lock never blocks anyone. Readers (eval, replay, route)
+  take no lock: every write is atomic, so they see a whole old file or a whole new one.
+* **Removing a sidecar** (`release(remove_lock=True)`: the live writer, once a rotated file is
+  done) is safe because of two rules. Only the holder removes it, while it still holds the
+  flock, and only when the path still names the file it locked; and whoever takes a flock checks
+  afterwards that the path still names the file it locked, and starts over when it does not (it
+  opened the sidecar just before the holder removed it, and locked a file no one else will ever
+  see). So at any moment at most one process holds the lock of the file at the path. Without
+  the second rule, removing lock files races (two holders), which is why the sidecars of other
+  files are kept.
 * **New files never collide.** Session ids carry a random suffix (`session.new_session_id`) and
   a new file is made with O_EXCL: when two consoles pick the same name, the second moves on to
   `<stem>-2.toml`.
@@ -105,10 +112,18 @@ class SessionFile:
             self._stamp = stamp_of(self.path)
             return backup
 
-    def release(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)  # closing the descriptor drops the flock
-            self._lock_fd = None
+    def release(self, *, remove_lock: bool = False) -> None:
+        """Let the lock go; `remove_lock`: also remove the sidecar, while still holding it (see the
+        module's note), so a folder of finished files is not littered with `.lock` files."""
+        if self._lock_fd is None:
+            return
+        if remove_lock and _names_locked_file(lock_path_for(self.path), self._lock_fd):
+            try:
+                os.unlink(lock_path_for(self.path))
+            except OSError:
+                pass  # a sidecar left behind is only litter; the lock is dropped below either way
+        os.close(self._lock_fd)  # closing the descriptor drops the flock
+        self._lock_fd = None
 
     @property
     def locked(self) -> bool:
@@ -139,9 +154,32 @@ def keep_comments(path: Path) -> Path | None:
     return backup
 
 
+def _names_locked_file(lock: Path, fd: int) -> bool:
+    """Whether the sidecar path still names the file open as `fd` (not removed, not replaced)."""
+    try:
+        at_path, held = os.lstat(lock), os.fstat(fd)
+    except OSError:
+        return False
+    return (at_path.st_dev, at_path.st_ino) == (held.st_dev, held.st_ino)
+
+
+# A holder removing its sidecar between our open and our flock sends us round again; each round
+# needs another holder to come and go in that window, so a handful is plenty.
+LOCK_ROUNDS = 50
+
+
 def _lock(path: Path, role: str = CONSOLE) -> int | None:
     if fcntl is None:  # pragma: no cover
         return None
+    for _ in range(LOCK_ROUNDS):
+        fd = _lock_once(path, role)
+        if fd is not None:
+            return fd
+    raise SessionError(f"{path}: cannot lock the session file (its lock file kept being replaced)")
+
+
+def _lock_once(path: Path, role: str) -> int | None:
+    """The lock's descriptor; None when the sidecar locked was removed meanwhile (try again)."""
     lock = lock_path_for(path)
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0), 0o644)
@@ -163,6 +201,9 @@ def _lock(path: Path, role: str = CONSOLE) -> int | None:
                 "or open a copy of the file"
             ) from None
         raise SessionError(f"{path}: cannot lock the session file ({exc.strerror or exc})") from None
+    if not _names_locked_file(lock, fd):  # its holder removed it between our open and our flock
+        os.close(fd)
+        return None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()} {role}\n".encode(), 0)
     return fd

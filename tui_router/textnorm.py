@@ -17,6 +17,13 @@ from . import vocab
 # Words that carry no routing signal in requests ("please can you ...") or in tool descriptions
 # (tui_router/vocab/textnorm.toml, with the stemmer's suffix rules).
 STOPWORDS = frozenset(vocab.entries("textnorm.stopwords"))
+# What the lexical stages (BM25 and its typo lookup, the local evidence, cue words, action verbs)
+# read of a message: its first 2,000 characters, as the embedding does ([semantic] max_chars). A
+# request is a few hundred characters (the longest in the tuned-on sets is under 400); a document
+# pasted after it adds only words that are not the request, and cost time in proportion (tokens,
+# a typo lookup per unknown word, a BM25 pass per term: about 0.2 s at 50,000 characters). The
+# safety checks (injection.py, authority.py) still read 20,000 (route.MAX_MESSAGE_CHARS).
+ROUTED_CHARS = 2000
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

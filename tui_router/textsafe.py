@@ -47,6 +47,21 @@ def symbols(text: str) -> str:
     return _UNSAFE_LINE.sub(_symbol, str(text))
 
 
+# A model name comes from a server's reply (or a session file written from one) and is stored in every
+# turn and shown in the status bar: real names are well under 100 characters (an org/name id with a
+# revision), so past this it is a server's junk, not a name.
+NAME_MAX = 120
+
+
+def bounded_name(text: str, limit: int = NAME_MAX) -> str:
+    """A name from untrusted data as it is stored and shown: control characters (newline and tab too)
+    taken out, each run of them and of spaces left as one space, cut to `limit` characters with a
+    visible `…`. A space, not nothing: a server that echoes the API key with a control character
+    in it (`sk-ab<BEL>cdef`, which the key's redaction does not match) must not get it spliced whole."""
+    text = " ".join(_UNSAFE_LINE.sub(" ", str(text)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def is_safe(text: str) -> bool:
     """Whether `text` shows as it is (nothing `visible` would change)."""
     return _UNSAFE.search(text) is None

@@ -33,7 +33,7 @@ from ..config import Config
 from ..injection import injection_shaped
 from ..lexicon import analyze, concept_sources, llm_native_cues
 from ..retrieve import Retriever
-from ..textnorm import STOPWORDS, fold, tokenize
+from ..textnorm import ROUTED_CHARS, STOPWORDS, fold, tokenize
 from .base import Answer, CalibrationParams, DecisionBackend, Question, argmax, softmax
 
 MODEL_NAME = "local-lexical-1"
@@ -212,7 +212,9 @@ class LocalBackend(DecisionBackend):
         return self.idf.get(token, 1.0)
 
     def _terms(self, message: str) -> tuple[list[str], dict[str, set[str]]]:
-        """Distinct words (typos corrected when a retriever is shared) and concept -> trigger words."""
+        """Distinct words (typos corrected when a retriever is shared) and concept -> trigger words,
+        of the message's first ROUTED_CHARS characters (textnorm says why)."""
+        message = message[:ROUTED_CHARS]
         if self.retriever is not None:
             tokens = self.retriever.message_tokens(message)
         else:
@@ -222,7 +224,7 @@ class LocalBackend(DecisionBackend):
 
     def assistant_cues(self, message: str) -> int:
         """"An assistant answers this itself" cue words ("joke", "poem") the catalog does not use, at most 2."""
-        return min(llm_native_cues(message, self._vocabulary), 2)
+        return min(llm_native_cues(message[:ROUTED_CHARS], self._vocabulary), 2)
 
     def evidence(self, message: str, options: list[str], holdout: str | None = None) -> dict[str, float]:
         """Evidence (in rare-word units) for each option id; the none option included."""

@@ -62,6 +62,7 @@ from ..hybrid import (
 )
 from ..injection import injection_shaped
 from ..retrieve import Retriever
+from ..textnorm import ROUTED_CHARS
 from .base import Answer, DecisionBackend, Question, argmax
 from .escalation import escalate, gate_model, option_vector
 from .fitted import FittedHead, fitted_constants, head_settings
@@ -131,7 +132,7 @@ _ENGLISH = frozenset(vocab.entries("semantic.english_words"))
 
 def english_share(message: str) -> float:
     """1.0 for ordinary English, 0.0 for text with no English function words."""
-    words = [w.lower() for w in _WORD.findall(message[:2000])]
+    words = [w.lower() for w in _WORD.findall(message[:ROUTED_CHARS])]
     if not words:
         return 0.0
     hits = sum(w in _ENGLISH for w in words)

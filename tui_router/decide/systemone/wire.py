@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...textsafe import bounded_name
 from ..base import Answer, Question, shown
 
 QUESTION_ID = "tool"
@@ -94,7 +95,9 @@ def answer_from_reply(data: Any, question: Question, question_id: str = QUESTION
     """
     if not isinstance(data, dict):
         return Answer(error=f"the reply is a JSON {type(data).__name__}, not an object")
-    model = data.get("model") if isinstance(data.get("model"), str) else ""
+    # the name goes into every turn of the session and onto the status bar: a server's 100k-character
+    # or control-character "name" is bounded and cleaned here, once, for every caller
+    model = bounded_name(data["model"]) if isinstance(data.get("model"), str) else ""
     raw_usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     usage = {str(k): int(v) for k, v in raw_usage.items() if _is_finite(v)}
     answers = data.get("answers")
