@@ -1127,6 +1127,13 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         elif self.focused is None or self.query_one("#catalog-pane") in self.focused.ancestors_with_self:
             self.action_focus_input()
 
+    def action_leave_catalog(self) -> None:
+        """Escape in the Catalog: to the message box; below NARROW the pane covers the console, so it closes."""
+        if self.screen_stack[0].has_class("-narrow"):
+            self.action_toggle_catalog()
+        else:
+            self.action_focus_input()
+
     def _selected_decision(self) -> TurnDecision | None:
         index = self.log_table.selected_index
         return self.session.turns[index].decision if index is not None else None
