@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from app_harness import AGENDA, make_app, make_config, screen_text, settle, submit
 from textual.widgets import OptionList
 
 from tui_router.app.widgets.message_input import MessageInput
+from tui_router.embed import semantic_available
 
 
 async def test_escape_leaves_the_catalog_as_the_help_says(tmp_path: Path) -> None:
@@ -44,3 +46,23 @@ async def test_escape_leaves_the_catalog_as_the_help_says(tmp_path: Path) -> Non
         await pilot.pause()
         assert not main.has_class("-catalog-open")  # narrow: the console is back
         assert isinstance(app.focused, MessageInput) and "Decision log" in screen_text(app)
+
+
+@pytest.mark.skipif(not semantic_available(), reason="the semantic extra is not installed")
+async def test_the_replay_header_keeps_one_line_with_the_default_backend(tmp_path: Path) -> None:
+    # `tui-router replay FILE` with the default (semantic) backend: its model id is about 60
+    # characters, and the header wrapped onto a second line at 120 columns (and at 80).
+    from tui_router.session import load_session
+
+    session = tmp_path / "monday.toml"
+    session.write_text('[session]\nid = "monday"\n\n[[turns]]\nmessage = "Text Jordan that the deploy finished."\n', encoding="utf-8")
+    config = make_config(tmp_path, catalog="demo", backend="semantic", semantic={"cache_dir": str(tmp_path / "vectors")})
+    for size in ((120, 40), (80, 24)):
+        app = make_app(config, replay=load_session(session))
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            assert app.router is not None and len(app.router.backend.model) > 40
+            lines = screen_text(app).splitlines()
+            assert lines[0].lstrip().startswith("replay ") and "semantic" in lines[0], lines[:2]
+            assert lines[0].rstrip().endswith(("medium ≥ 0.45", "≥0.45")), lines[:2]
+            assert lines[1].startswith("╭"), lines[:2]  # the panes start on the second line
