@@ -66,3 +66,33 @@ async def test_the_replay_header_keeps_one_line_with_the_default_backend(tmp_pat
             assert lines[0].lstrip().startswith("replay ") and "semantic" in lines[0], lines[:2]
             assert lines[0].rstrip().endswith(("medium ≥ 0.45", "≥0.45")), lines[:2]
             assert lines[1].startswith("╭"), lines[:2]  # the panes start on the second line
+
+
+async def test_the_what_if_dialog_shows_its_own_keys_and_scrolls_at_80x24(tmp_path: Path) -> None:
+    # palette `policy: what if`: the result dialog had no footer of its own, so the console's
+    # showed through it ("a Accept  l Label ...", keys the dialog ignores), it never said how to close
+    # it, and at 80x24 a long diff could not be scrolled with the keyboard.
+    from textual.containers import VerticalScroll
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for n in range(12):
+            await submit(app, pilot, f"{AGENDA} {n}")
+        await pilot.press("escape")  # the Decision log: its footer shows a Accept, l Label
+        await pilot.pause()
+        assert app.show_what_if("1 1")  # every turn below confidence 1 drops to the fallback
+        await pilot.pause()
+        assert type(app.screen).__name__ == "WhatIfScreen"
+        text = screen_text(app)
+        footer = text.splitlines()[-1]
+        assert "esc Close" in footer and "Accept" not in footer, footer
+        assert "escape: close" in text
+        scroll = app.screen.query_one("#whatif-scroll", VerticalScroll)
+        assert scroll.max_scroll_y > 0  # the diff is taller than the dialog
+        await pilot.press("end")
+        await pilot.pause()
+        assert scroll.scroll_y == scroll.max_scroll_y
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ != "WhatIfScreen"
