@@ -264,8 +264,13 @@ def _check_replayable(sessions, catalog) -> None:
 
 
 def _what_if(args: argparse.Namespace, config) -> int:
+    from ..decide import backend_class
     from ..review import load_sessions, parse_what_if, what_if
+    from ..route import with_backend_thresholds
 
+    # "now" is what the router would use: the backend's fitted thresholds when the config sets none
+    # (semantic, the default: 0.90, not the seeds' 0.75), as the console's what-if and replay show
+    config = with_backend_thresholds(config, backend_class(config.backend))
     after = parse_what_if(args.what_if, config.policy)
     sessions = load_sessions(args.sessions)
     catalog = _catalog(config)
