@@ -55,3 +55,24 @@ def test_what_if_starts_from_the_thresholds_the_default_backend_uses(tmp_path: P
     (tmp_path / "set.toml").write_text("[policy]\nhigh = 0.8\n", encoding="utf-8")
     pinned = tui_router("replay", str(session), "--headless", "--what-if", "high=0.85", env={**env, "TUI_ROUTER_CONFIG": str(tmp_path / "set.toml")})
     assert pinned.stdout.splitlines()[0].startswith("thresholds now: high >= 0.8, medium >= 0.45;")
+
+
+def test_commands_that_route_nothing_do_not_offer_routing_options(tmp_path: Path) -> None:
+    # `models` and `doctor` --help listed --catalog and --backend, and `queue` those and --base-url
+    # too; none of them did anything there (models/doctor ask the [systemone] server, queue sorts
+    # the recorded margins). Now they are not offered, and a stray one is an error, not ignored.
+    env = {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    offered = {
+        "models": {"--json", "--config", "--base-url"},
+        "doctor": {"--json", "--config", "--base-url"},
+        "queue": {"--json", "--limit", "--config"},
+        "route": {"--json", "--args", "--config", "--catalog", "--backend", "--base-url"},
+    }
+    for command, options in offered.items():
+        shown = tui_router(command, "--help", env=env)
+        assert shown.returncode == 0
+        listed = {word.rstrip(",") for word in shown.stdout.split() if word.startswith("--")} - {"--help"}
+        assert listed == options, (command, listed)
+    stray = tui_router("queue", str(tmp_path), "--backend", "bm25", env=env)
+    assert stray.returncode == 2 and "unrecognized arguments: --backend bm25" in stray.stderr

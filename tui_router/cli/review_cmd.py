@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("sessions", nargs="+", metavar="FILES", help="session files or folders of them")
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.add_argument("--limit", type=positive_int, metavar="N", help="at most N turns")
-    add_common(q)
+    add_common(q, routes=False, server=False)
     q.set_defaults(handler=run_queue)
 
     r = sub.add_parser(
