@@ -3,10 +3,12 @@ entry tried at 120x40 and 80x24 (one test per defect)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
-from app_harness import AGENDA, make_app, make_config, screen_text, settle, submit
+from app_harness import AGENDA, make_app, make_config, screen_text, settle, submit, write_catalog
 from textual.widgets import OptionList
 
 from tui_router.app.widgets.message_input import MessageInput
@@ -117,3 +119,36 @@ async def test_the_readme_names_every_command_palette_entry(tmp_path: Path) -> N
         ours = {c.title for c in app.get_system_commands(app.screen) if ": " in c.title}
     assert len(ours) > 20
     assert ours <= listed, sorted(ours - listed)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_config_reload_keeps_the_command_line_options(tmp_path: Path) -> None:
+    # `tui-router --catalog my.toml --backend bm25` (the README's second console command), then the
+    # fallback command added to the config and palette `config: reload` as the README says: the
+    # console re-read the file alone and went on routing with the file's backend (and catalog).
+    from test_console_e2e import Terminal, wait_for_turns
+
+    catalog = write_catalog(tmp_path)
+    config = tmp_path / "tui-router.toml"
+    config.write_text('backend = "local"\nsessions_dir = "sessions"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
+    env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(config))
+    term = Terminal([sys.executable, "-m", "tui_router", "--catalog", str(catalog), "--backend", "bm25"], env, tmp_path)
+    try:
+        term.wait_for("bm25-baseline-1")
+        config.write_text('backend = "local"\nsessions_dir = "sessions"\n[fallback]\ncommand = ["cat"]\n', encoding="utf-8")
+        term.send("\x10")  # ctrl+p
+        term.wait_for("Search for commands")
+        term.send("config: reload")
+        term.wait_for("Re-read the config file")
+        term.send("\r")
+        term.wait_for("Config reloaded")  # said once the rebuilt router is in use
+        term.send(AGENDA + "\r")
+        turns = wait_for_turns(tmp_path / "sessions", 1)
+        assert turns[0]["decision"]["backend"] == "bm25"
+        assert "list_events" in turns[0]["decision"]["candidates"]  # the tiny catalog, not demo
+        assert "options still apply" in term.text()  # and the notification says so
+        term.send("\x11")  # ctrl+q
+        assert term.process.wait(15) == 0
+    finally:
+        term.close()

@@ -22,7 +22,12 @@ def add_common(parser: argparse.ArgumentParser, *, routes: bool = True, server: 
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
-    config = load_config(getattr(args, "config", None))
+    return apply_args(load_config(getattr(args, "config", None)), args)
+
+
+def apply_args(config: Config, args: argparse.Namespace) -> Config:
+    """The config with --catalog/--backend/--base-url applied (the console applies them again to a
+    config file it reloads: the command line keeps winning over the file)."""
     updates = {}
     if getattr(args, "catalog", None):
         # a command-line path is relative to the working directory, not to the config file

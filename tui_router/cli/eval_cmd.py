@@ -246,9 +246,12 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
         from ..session import load_session
 
         _check_replayable([load_session(args.sessions[0])], _catalog(config))
-        from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
+        from functools import partial
 
-        result = run_replay(config, args.sessions[0])
+        from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
+        from .common import apply_args
+
+        result = run_replay(config, args.sessions[0], command_line=partial(apply_args, args=args))
         return result if isinstance(result, int) else 0
     if args.what_if:
         if args.gate or args.all:

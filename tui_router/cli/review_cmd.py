@@ -78,6 +78,9 @@ def run_review(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     _check_catalog(config)
     review = Review.of_files(args.sessions, reviewer=reviewer_name(config))
-    from ..app import run_review as open_review
+    from functools import partial
 
-    return open_review(config, review)
+    from ..app import run_review as open_review
+    from .common import apply_args
+
+    return open_review(config, review, command_line=partial(apply_args, args=args))
