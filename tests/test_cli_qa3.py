@@ -76,3 +76,18 @@ def test_commands_that_route_nothing_do_not_offer_routing_options(tmp_path: Path
         assert listed == options, (command, listed)
     stray = tui_router("queue", str(tmp_path), "--backend", "bm25", env=env)
     assert stray.returncode == 2 and "unrecognized arguments: --backend bm25" in stray.stderr
+
+
+def test_catalog_validate_counts_in_words_that_agree(tmp_path: Path) -> None:
+    # `tui-router catalog validate support` said "1 tools + 2 escalation options in 2 categories",
+    # and a catalog imported from a one-tool MCP server "1 tools + 0 escalation options in 1 categories".
+    env = {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")}
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    support = tui_router("catalog", "validate", "support", env=env)
+    assert support.returncode == 0 and "'support', 1 tool + 2 escalation options in 2 categories," in support.stdout
+    one = tmp_path / "one.toml"
+    one.write_text('name = "one"\n[[tools]]\nid = "search_docs"\nwhen_to_use = "Search the docs."\ncategory = "docs"\n', encoding="utf-8")
+    done = tui_router("catalog", "validate", str(one), env=env)
+    assert done.returncode == 0 and "'one', 1 tool + 0 escalation options in 1 category, none option 'defer_to_llm'" in done.stdout
+    demo = tui_router("catalog", "validate", "demo", env=env)
+    assert "'demo', 40 tools + 2 escalation options in 9 categories," in demo.stdout
