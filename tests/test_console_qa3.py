@@ -152,3 +152,19 @@ def test_config_reload_keeps_the_command_line_options(tmp_path: Path) -> None:
         assert term.process.wait(15) == 0
     finally:
         term.close()
+
+
+async def test_the_review_queue_does_not_point_at_a_message_box_it_lacks(tmp_path: Path) -> None:
+    # palette `view: review queue` with nothing queued: its Distribution pane said "Type a message
+    # below and press Enter", on a screen that has no message box.
+    from app_harness import run_palette
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert "Type a message below" in screen_text(app)  # the console's own pane says it, rightly
+        await run_palette(app, pilot, "view: review queue")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "ReviewScreen"
+        text = screen_text(app)
+        assert "No turn selected." in text and "Type a message below" not in text
