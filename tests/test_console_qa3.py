@@ -168,3 +168,41 @@ async def test_the_review_queue_does_not_point_at_a_message_box_it_lacks(tmp_pat
         assert type(app.screen).__name__ == "ReviewScreen"
         text = screen_text(app)
         assert "No turn selected." in text and "Type a message below" not in text
+
+
+def test_the_help_lists_every_key_each_place_binds() -> None:
+    # The README: "`?`/F1 lists them all". It did not: page up / page down / home / end in the
+    # Decision log, the confirm dialog's ← → / h l between its buttons, and escape / q leaving the
+    # review queue were bound but not in the help.
+    from textual.binding import Binding
+
+    from tui_router.app.app import RouterConsole
+    from tui_router.app.screens.confirm import ConfirmTurnModal
+    from tui_router.app.screens.help import KEYS
+    from tui_router.app.screens.replay import ReplayScreen
+    from tui_router.app.screens.review import ReviewScreen
+    from tui_router.app.widgets.catalog_pane import CatalogPane
+    from tui_router.app.widgets.decision_log import DecisionLog
+
+    shown = {"up": "↑", "down": "↓", "left": "←", "right": "→", "pageup": "pgup", "pagedown": "pgdn", "question_mark": "?"}
+    sections = {title.split(" (")[0]: " ".join(f"{k} {what}" for k, what in keys) for title, keys in KEYS}
+    everything = " ".join(sections.values())
+    places = {
+        "Decision log": DecisionLog,
+        "Catalog pane": CatalogPane,
+        "Confirm dialog": ConfirmTurnModal,
+        "Replay": ReplayScreen,
+        "Review queue": ReviewScreen,
+        "Anywhere": RouterConsole,
+    }
+    missing = []
+    for section, owner in places.items():
+        words = (everything if owner is RouterConsole else sections[section]).replace("/", " ").split()
+        for binding in owner.BINDINGS:
+            assert isinstance(binding, Binding)
+            for key in binding.key.split(","):
+                if key.isdigit():
+                    key = "1-9"
+                if shown.get(key, key) not in words:
+                    missing.append(f"{section}: {key}")
+    assert not missing, missing
