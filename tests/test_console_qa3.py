@@ -206,3 +206,24 @@ def test_the_help_lists_every_key_each_place_binds() -> None:
                 if shown.get(key, key) not in words:
                     missing.append(f"{section}: {key}")
     assert not missing, missing
+
+
+async def test_the_decision_log_keeps_its_label_column_at_60x20(tmp_path: Path) -> None:
+    # The README: "At 80x24 and 60x20 nothing overlaps, long ids end in …, never cut silently". At
+    # 60x20 the Decision log's columns needed 70 cells of 56: the label column fell off the right
+    # edge, so a labelled turn looked unlabelled. The choice and label columns now give way first.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("a")  # label the turn with its choice
+        await settle(app, pilot)
+        assert app.session.turns[0].label == "list_events"
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if "message" in line and "choice" in line)
+        row = next(line for line in lines if line.startswith("│ show"))
+        assert header.rstrip().rstrip("│").rstrip().endswith("label"), header
+        assert "list_ev" in row.split("│")[1].split()[-1], row  # the label, shortened with …
+        assert all(len(line.rstrip()) <= 60 for line in lines)
