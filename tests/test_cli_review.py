@@ -120,8 +120,11 @@ def test_what_if_refuses_bad_flags(tmp_path, capsys):
     assert "need --headless" in capsys.readouterr().err
     assert main(["replay", str(session), "--headless", "--what-if", "high=0.8", "--gate", "flips<=0"]) == 2
     assert "--gate and --all belong to a replay" in capsys.readouterr().err
-    assert main(["replay", str(session), "--headless", "--what-if", "medium=0.9"]) == 2
+    # the local backend keeps the seeds' high 0.75 (the default semantic one starts from its fitted 0.90)
+    assert main(["replay", str(session), "--headless", "--what-if", "medium=0.9", "--backend", "local"]) == 2
     assert capsys.readouterr().err.strip() == "tui-router: --what-if: medium (0.9) must not be above high (0.75)"
+    assert main(["replay", str(session), "--headless", "--what-if", "medium=0.95"]) == 2
+    assert "--what-if: medium (0.95) must not be above high" in capsys.readouterr().err
 
 
 def _sourced_bench(tmp_path: Path) -> Path:

@@ -119,12 +119,14 @@ class Decision(BaseModel):
         )
 
 
-def with_backend_thresholds(config: Config, backend: DecisionBackend) -> Config:
+def with_backend_thresholds(config: Config, backend: DecisionBackend | type[DecisionBackend]) -> Config:
     """The config with the backend's fitted thresholds when it sets none of its own ("calibrated by
     default"); thresholds in the config file or written by `calibrate` always win.
 
     The thresholds put here stay unset in the config's eyes, so a router built later from this
     config for another backend takes that backend's defaults (or the seeds' 0.75 / 0.45), not these.
+    Only the class attribute `default_thresholds` is read, so the backend's class will do where
+    nothing is routed (`replay --what-if`).
     """
     policy = config.policy
     if {"high", "medium"} & policy.model_fields_set or policy.fitted_for:

@@ -10,7 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..config import Config
+
+    CommandLine = Callable[[Config], Config]
 
 
 def check_terminal() -> None:
@@ -33,9 +37,12 @@ def harden_terminal_input() -> None:
     install()
 
 
-def run_console(config: Config, session_path: str | Path | None = None, follow: str | Path | None = None) -> int:
+def run_console(
+    config: Config, session_path: str | Path | None = None, follow: str | Path | None = None, command_line: CommandLine | None = None
+) -> int:
     """Open the console on a new session, or continue the session in `session_path`; with `follow`,
-    add the turns a live session file receives as they arrive.
+    add the turns a live session file receives as they arrive. `command_line` applies the command
+    line's options to a config file the console reloads.
 
     A session file that cannot be read raises SessionError before anything is drawn (the file is
     left untouched).
@@ -63,13 +70,13 @@ def run_console(config: Config, session_path: str | Path | None = None, follow: 
     check_terminal()
     from .app import RouterConsole
 
-    app = RouterConsole(config, session=session, session_id=session_id, follow=follow)
+    app = RouterConsole(config, session=session, session_id=session_id, follow=follow, command_line=command_line)
     harden_terminal_input()
     app.run()
     return app.return_code or 0
 
 
-def run_replay(config: Config, session_path: str | Path) -> int:
+def run_replay(config: Config, session_path: str | Path, command_line: CommandLine | None = None) -> int:
     """Open the console in replay mode: every turn of the session re-routed with the current setup."""
     from ..session import load_session
 
@@ -77,18 +84,18 @@ def run_replay(config: Config, session_path: str | Path) -> int:
     check_terminal()
     from .app import RouterConsole
 
-    app = RouterConsole(config, replay=session)
+    app = RouterConsole(config, replay=session, command_line=command_line)
     harden_terminal_input()
     app.run()
     return app.return_code or 0
 
 
-def run_review(config: Config, review) -> int:
+def run_review(config: Config, review, command_line: CommandLine | None = None) -> int:
     """Open the console on the review queue (tui_router.review.Review); quitting it leaves."""
     check_terminal()
     from .app import RouterConsole
 
-    app = RouterConsole(config, review=review)
+    app = RouterConsole(config, review=review, command_line=command_line)
     harden_terminal_input()
     app.run()
     return app.return_code or 0

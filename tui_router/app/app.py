@@ -104,8 +104,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         session_id: str | None = None,
         follow: Path | None = None,
         review: Review | None = None,
+        command_line: Callable[[Config], Config] | None = None,
     ) -> None:
         super().__init__()
+        # --catalog/--backend/--base-url given at start: `config: reload` applies them to the file again
+        self._command_line = command_line
         self._follow_on_mount = follow  # a live session file to follow (follow.py)
         self.config = config or Config()
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -993,10 +996,17 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
         try:
             config = load_config(path)
+            from_file = config
+            if self._command_line is not None:
+                # the command line wins over the file, as at start: `tui-router --catalog my.toml`
+                # reloaded onto the demo catalog and `--backend bm25` onto the default backend
+                config = self._command_line(config)
         except UserError as exc:
             self.notify("\n".join(exc.lines()), title="Config not loaded", severity="error", timeout=15, markup=False)
             return
         self._config_note = f"Config {'reloaded from ' + display_path(config.source) if config.source else 'reset to the defaults (no config file)'}."
+        if config is not from_file:
+            self._config_note += " The command line's options still apply."
         self._update_status(loading="reloading the config…")
         self.load_router(config)
 
@@ -1125,6 +1135,13 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             if d is not None and d.choice:
                 self.query_one("#catalog-pane", CatalogPane).show_option(d.rerouted_to or d.choice)
         elif self.focused is None or self.query_one("#catalog-pane") in self.focused.ancestors_with_self:
+            self.action_focus_input()
+
+    def action_leave_catalog(self) -> None:
+        """Escape in the Catalog: to the message box; below NARROW the pane covers the console, so it closes."""
+        if self.screen_stack[0].has_class("-narrow"):
+            self.action_toggle_catalog()
+        else:
             self.action_focus_input()
 
     def _selected_decision(self) -> TurnDecision | None:

@@ -24,10 +24,12 @@ def run_validate(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.path)
     for warning in catalog.warnings:
         print(f"tui-router: warning: {warning}", file=sys.stderr)
-    cats = catalog.categories()
+    cats = len(catalog.categories())
     escalation = len(catalog.escalation_ids)
+    tools = len(catalog.tools) - escalation
     print(
-        f"{catalog.path}: ok - catalog '{catalog.name}', {len(catalog.tools) - escalation} tools"
-        f" + {escalation} escalation options in {len(cats)} categories, none option '{catalog.none_option}'"
+        f"{catalog.path}: ok - catalog '{catalog.name}', {tools} tool{'' if tools == 1 else 's'}"
+        f" + {escalation} escalation option{'' if escalation == 1 else 's'} in {cats} categor{'y' if cats == 1 else 'ies'},"
+        f" none option '{catalog.none_option}'"
     )
     return 0

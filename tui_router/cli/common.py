@@ -7,16 +7,27 @@ import argparse
 from ..config import Config, load_config
 
 
-def add_common(parser: argparse.ArgumentParser) -> None:
-    """--config/--catalog/--backend, accepted after the subcommand too."""
+def add_common(parser: argparse.ArgumentParser, *, routes: bool = True, server: bool = True) -> None:
+    """--config/--catalog/--backend/--base-url, accepted after the subcommand too.
+
+    A command that routes nothing (`routes=False`: models, doctor, queue) does not offer --catalog and
+    --backend, and one that talks to no server (`server=False`: queue) not --base-url: its --help
+    listed them and they did nothing."""
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
-    parser.add_argument("--catalog", metavar="PATH", default=argparse.SUPPRESS, help="catalog file or bundled name")
-    parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="auto (default: semantic when installed, else local) | local | bm25 | systemone | semantic")
-    parser.add_argument("--base-url", metavar="URL", default=argparse.SUPPRESS, help="System One server, e.g. http://127.0.0.1:8787/v1 (overrides [systemone] base_url)")
+    if routes:
+        parser.add_argument("--catalog", metavar="PATH", default=argparse.SUPPRESS, help="catalog file or bundled name")
+        parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS, help="auto (default: semantic when installed, else local) | local | bm25 | systemone | semantic")
+    if server:
+        parser.add_argument("--base-url", metavar="URL", default=argparse.SUPPRESS, help="System One server, e.g. http://127.0.0.1:8787/v1 (overrides [systemone] base_url)")
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
-    config = load_config(getattr(args, "config", None))
+    return apply_args(load_config(getattr(args, "config", None)), args)
+
+
+def apply_args(config: Config, args: argparse.Namespace) -> Config:
+    """The config with --catalog/--backend/--base-url applied (the console applies them again to a
+    config file it reloads: the command line keeps winning over the file)."""
     updates = {}
     if getattr(args, "catalog", None):
         # a command-line path is relative to the working directory, not to the config file

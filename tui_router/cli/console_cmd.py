@@ -7,8 +7,9 @@ actually opens (so `route`, `eval` and `--help` never pay for it).
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
-from .common import add_common, config_from_args
+from .common import add_common, apply_args, config_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +42,7 @@ def run_console(args: argparse.Namespace) -> int:
     _check_catalog(config)
     from ..app import run_console as open_console
 
-    return open_console(config)
+    return open_console(config, command_line=partial(apply_args, args=args))
 
 
 def run_open(args: argparse.Namespace) -> int:
@@ -54,4 +55,4 @@ def run_open(args: argparse.Namespace) -> int:
     _check_catalog(config)
     from ..app import run_console as open_console
 
-    return open_console(config, args.file, follow=args.follow)
+    return open_console(config, args.file, follow=args.follow, command_line=partial(apply_args, args=args))

@@ -19,14 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "eval",
         help="route every labelled turn afresh and measure",
         description="Route every labelled turn of the session files afresh and report retrieval, decision, "
-        "band and calibration metrics. The local backend learns leave-one-out from the other labelled turns.",
+        "band and calibration metrics. A backend that learns from labels (local, semantic) learns leave-one-out "
+        "from the other labelled turns.",
     )
     ev.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
     ev.add_argument("--json", action="store_true", help="print one JSON object (per-turn results included)")
     ev.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown to FILE")
     ev.add_argument("--concurrency", type=positive_int, default=1, metavar="N", help="route N turns at a time (HTTP backends)")
     ev.add_argument("--compare", metavar="BACKEND", help="run a second backend on the same cases, side by side")
-    ev.add_argument("--no-learn", action="store_true", help="do not let the local backend learn from the cases")
+    ev.add_argument("--no-learn", action="store_true", help="do not let the backend learn from the cases (local, semantic)")
     ev.add_argument("--gate", metavar="CONDITIONS", help='fail (exit 1) unless e.g. "top1>=0.8,missed_review_rate<=0,ece<=0.1"')
     ev.add_argument("--errors", type=int, default=10, metavar="N", help="list the first N wrong turns (default 10; 0: none)")
     ev.add_argument(
@@ -60,17 +61,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     cal = sub.add_parser(
         "calibrate",
-        help="fit the local backend and suggest thresholds per risk level",
-        description="Fit the local backend's temperature and none margin on labelled turns (k held-out folds), "
-        "then per risk level find the thresholds that maximise auto-execution subject to a target precision "
-        "and zero missed reviews. Needs at least 50 labelled turns.",
+        help="suggest thresholds per risk level (and fit the local backend)",
+        description="With the local backend, fit its temperature and none margin on labelled turns (k held-out "
+        "folds); then, for any backend, per risk level find the thresholds that maximise auto-execution subject "
+        "to a target precision and zero missed reviews. Needs at least 50 labelled turns.",
     )
     cal.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
     cal.add_argument("--target-precision", type=float, default=0.95, metavar="P", help="precision auto-executed turns must reach (default 0.95)")
     cal.add_argument("--confirm-precision", type=float, default=0.5, metavar="P", help="precision the confirm band must reach (default 0.5)")
-    cal.add_argument("--folds", type=positive_int, default=5, metavar="K", help="held-out folds for the fit (default 5)")
+    cal.add_argument("--folds", type=positive_int, default=5, metavar="K", help="held-out folds for the local backend's fit (default 5)")
     cal.add_argument("--write-config", metavar="PATH", help="merge the thresholds (and the local fit) into this TOML config")
-    cal.add_argument("--no-learn", action="store_true", help="do not let the local backend learn from the cases")
+    cal.add_argument("--no-learn", action="store_true", help="do not let the backend learn from the cases (local, semantic)")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
     add_common(cal)
     cal.set_defaults(handler=run_calibrate_cmd)
@@ -245,9 +246,12 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
         from ..session import load_session
 
         _check_replayable([load_session(args.sessions[0])], _catalog(config))
-        from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
+        from functools import partial
 
-        result = run_replay(config, args.sessions[0])
+        from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
+        from .common import apply_args
+
+        result = run_replay(config, args.sessions[0], command_line=partial(apply_args, args=args))
         return result if isinstance(result, int) else 0
     if args.what_if:
         if args.gate or args.all:
@@ -264,8 +268,13 @@ def _check_replayable(sessions, catalog) -> None:
 
 
 def _what_if(args: argparse.Namespace, config) -> int:
+    from ..decide import backend_class
     from ..review import load_sessions, parse_what_if, what_if
+    from ..route import with_backend_thresholds
 
+    # "now" is what the router would use: the backend's fitted thresholds when the config sets none
+    # (semantic, the default: 0.90, not the seeds' 0.75), as the console's what-if and replay show
+    config = with_backend_thresholds(config, backend_class(config.backend))
     after = parse_what_if(args.what_if, config.policy)
     sessions = load_sessions(args.sessions)
     catalog = _catalog(config)

@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("sessions", nargs="+", metavar="FILES", help="session files or folders of them")
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.add_argument("--limit", type=positive_int, metavar="N", help="at most N turns")
-    add_common(q)
+    add_common(q, routes=False, server=False)
     q.set_defaults(handler=run_queue)
 
     r = sub.add_parser(
@@ -78,6 +78,9 @@ def run_review(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     _check_catalog(config)
     review = Review.of_files(args.sessions, reviewer=reviewer_name(config))
-    from ..app import run_review as open_review
+    from functools import partial
 
-    return open_review(config, review)
+    from ..app import run_review as open_review
+    from .common import apply_args
+
+    return open_review(config, review, command_line=partial(apply_args, args=args))

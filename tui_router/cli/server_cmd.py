@@ -12,7 +12,7 @@ from .common import add_common, config_from_args
 def register(sub: argparse._SubParsersAction) -> None:
     models = sub.add_parser("models", help="list the models a System One server serves", description="List GET {base_url}/models of the configured System One server.")
     models.add_argument("--json", action="store_true", help="print the list as JSON")
-    add_common(models)
+    add_common(models, routes=False)
     models.set_defaults(handler=run_models)
 
     doctor = sub.add_parser(
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Exit 0 when the server is usable, 1 when a check failed, 2 when it cannot be reached.",
     )
     doctor.add_argument("--json", action="store_true", help="print the profile as JSON")
-    add_common(doctor)
+    add_common(doctor, routes=False)
     doctor.set_defaults(handler=run_doctor)
 
 

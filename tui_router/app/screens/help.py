@@ -32,6 +32,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Decision log (selected turn)",
         [
             ("↑ ↓", "select a turn; the panes follow"),
+            ("pgup pgdn / home end", "a page of turns up or down / the first or last turn"),
             ("a", "label the turn with its choice (or re-routed option)"),
             ("l", "pick the label from every option (fuzzy filter)"),
             ("x", "clear the label"),
@@ -57,6 +58,8 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("n", "decline: no tool runs"),
             ("c", "choose another option (re-route)"),
             ("escape", "decide later: the turn stays pending"),
+            ("← → / h l", "move between the buttons (enter presses one)"),
+            ("f1 / ?", "this help, over the dialog"),
         ],
     ),
     (
@@ -73,6 +76,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("a / l / x", "accept the choice / pick any option / clear"),
             ("s", "skip; n / p next / previous"),
             ("u", "undo the last label (several levels, across files)"),
+            ("escape / q", "leave the queue (every label is already saved)"),
         ],
     ),
 ]

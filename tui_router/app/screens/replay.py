@@ -158,15 +158,26 @@ class ReplayScreen(Screen[None]):
         router = getattr(app, "router", None)
         policy = app.config.policy
         source = display_path(self.session.path) if self.session.path else self.session.id
-        setup = (
-            f"{router.catalog.name} · {router.backend.name} · {router.backend.model}" if router is not None else f"{app.config.catalog} · {app.config.backend}"
-        )
+        if router is not None:
+            name = f"{router.catalog.name} · {router.backend.name}"
+            model = router.backend.model
+            # the semantic model's id is about 60 characters: give up its details, then the model
+            setups = [f"{name} · {model}", f"{name} · {model.split(' (', 1)[0]}", name]
+        else:
+            setups = [f"{app.config.catalog} · {app.config.backend}"]
         # one line at 80 columns: compact thresholds below 100, and the file keeps the end of its name
         thresholds = f"high ≥ {policy.high:g} · medium ≥ {policy.medium:g}" if app.size.width >= 100 else f"≥{policy.high:g}/≥{policy.medium:g}"
         turns = f" ({len(self.session.turns)} turns)"
-        room = app.size.width - 2 - len("replay ") - len(turns) - len(" │ now: ") - len(setup) - len(" │ ") - len(thresholds)
+        width = app.size.width - 2
+        for setup in setups:  # the longest form that leaves the file name room
+            room = width - len("replay ") - len(turns) - len(" │ now: ") - len(visible(setup, single_line=True)) - len(" │ ") - len(thresholds)
+            if room + len(turns) >= 12:
+                break
         if room < 12:  # the turn count is in the Decision log's summary too
             room, turns = room + len(turns), ""
+        if room < 8:  # still too long (a long catalog name): the setup gives way, never the line
+            setup = shorten(setup, max(8, len(setup) - (8 - room)))
+            room = 8
         self.query_one("#replay-status", Static).update(
             Content.assemble(
                 ("replay ", "bold $warning"),

@@ -390,9 +390,16 @@ class WhatIfScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="whatif-dialog") as dialog:
             dialog.border_title = self.title_text
+            dialog.border_subtitle = "escape: close"
             with VerticalScroll(id="whatif-scroll"):
                 # messages come from session files: untrusted, shown as plain text
                 yield Static(Content(visible("\n".join(self.lines))), id="whatif-text")
+        # without its own footer the console's showed through (a Accept, l Label: keys this dialog ignores)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # a long diff is taller than the dialog: focus its scroll so the keys read the rest
+        self.query_one("#whatif-scroll", VerticalScroll).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

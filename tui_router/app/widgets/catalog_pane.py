@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Input, OptionList, Static
@@ -88,6 +89,10 @@ def tool_detail(catalog: Catalog, option_id: str | None) -> Content:
 
 class CatalogPane(Vertical):
     """The catalog browser. Loaded once the router is ready."""
+
+    # the help promised escape here and nothing answered it; narrow, the pane covers the console, so
+    # escape closes it (the app decides which)
+    BINDINGS = [Binding("escape", "app.leave_catalog", "Back", id="catalog.back", tooltip="Back to the message box")]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)

@@ -46,6 +46,7 @@ COMPACT_COLUMNS = [
 SHORT_BAND = {"unresolved": "unres"}
 GAP = 2
 MIN_MESSAGE = 12
+NARROWEST = 8  # a column cut to this still shows a word and its ellipsis
 
 
 class DecisionLog(ScrollView, can_focus=True):
@@ -101,7 +102,20 @@ class DecisionLog(ScrollView, can_focus=True):
         spec = COMPACT_COLUMNS if self.compact else WIDE_COLUMNS
         width = self.scrollable_content_region.width or self.size.width or 80
         fixed = sum(w for _, _, w in spec) + GAP * (len(spec) - 1) + 1
-        message = max(MIN_MESSAGE, width - fixed)
+        least = MIN_MESSAGE
+        short = fixed + MIN_MESSAGE - width
+        if self.compact and short > 0:
+            # below 72 columns (60x20) the label column fell off the right edge, cut silently: the
+            # choice and label columns give way down to NARROWEST, then the message
+            widths = {k: w for k, _, w in spec}
+            for key in ("choice", "label"):
+                take = min(short, widths[key] - NARROWEST)
+                widths[key] -= take
+                short -= take
+                fixed -= take
+            spec = [(k, h, widths[k]) for k, h, _ in spec]
+            least = NARROWEST
+        message = max(least, width - fixed)
         return [(k, h, w or message) for k, h, w in spec]
 
     def rebuild(self) -> None:

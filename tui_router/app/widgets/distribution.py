@@ -25,11 +25,14 @@ def bar(value: float, width: int) -> tuple[str, str]:
     return filled, TRACK * (width - len(filled))
 
 
-def render_distribution(view: TurnView | None, width: int) -> Content:
+EMPTY = "No turn selected. Type a message below and press Enter."
+
+
+def render_distribution(view: TurnView | None, width: int, empty: str = EMPTY) -> Content:
     """The whole pane as one Content: band line, confidence line, thresholds, then the bars."""
     width = max(width, 20)
     if view is None:
-        return Content.styled("No turn selected. Type a message below and press Enter.", "$text-muted")
+        return Content.styled(empty, "$text-muted")
     if view.routing or view.decision is None:
         return Content.styled("Routing…" if view.routing else "Not routed.", "$text-muted")
     d = view.decision
@@ -85,9 +88,10 @@ def render_distribution(view: TurnView | None, width: int) -> Content:
 class DistributionView(PaneText):
     """Bars for the selected turn's distribution, redrawn to the pane's width."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, empty: str = EMPTY, **kwargs) -> None:
         super().__init__("", **kwargs)
         self.view: TurnView | None = None
+        self.empty = empty  # what an empty pane says (the replay and review screens have no message box)
 
     def show(self, view: TurnView | None) -> None:
         self.view = view
@@ -98,4 +102,4 @@ class DistributionView(PaneText):
 
     def _redraw(self) -> None:
         width = self.content_region.width or self.size.width or 40
-        self.set_content(render_distribution(self.view, width))
+        self.set_content(render_distribution(self.view, width, self.empty))

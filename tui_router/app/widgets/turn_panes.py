@@ -17,4 +17,4 @@ def compose_turn_panes(prefix: str) -> ComposeResult:
             yield CandidatesView(id=f"{prefix}-candidates")
         with VerticalScroll(id=f"{prefix}-distribution-pane", classes="pane") as pane:
             pane.border_title = "Distribution"
-            yield DistributionView(id=f"{prefix}-distribution")
+            yield DistributionView(id=f"{prefix}-distribution", empty="No turn selected.")  # no message box here
