@@ -62,7 +62,7 @@ CONTEND = (
     "    try:\n        os.close(os.open(inside, os.O_CREAT | os.O_EXCL | os.O_WRONLY))\n"
     "    except FileExistsError:\n        overlaps += 1  # another process holds the lock too\n"
     "    else:\n        os.unlink(inside)\n"
-    "    claimed.release(remove_lock=True)\n"
+    "    claimed.release()\n"
     "print(held, overlaps)\n"
 )
 

@@ -25,6 +25,7 @@ from tui_router.storage import (
     create_claimed,
     create_session_file,
     lock_path_for,
+    release_all,
     release_session_file,
     stamp_of,
     write_session_text,
@@ -139,9 +140,11 @@ def test_claim_makes_the_folder_and_create_is_exclusive(tmp_path: Path) -> None:
     assert stat.S_IMODE(lock_path_for(path).stat().st_mode) == umasked(0o644)
     assert made._stamp == stamp_of(path) is not None
     made.release()
+    assert not lock_path_for(path).exists()  # released: its lock file went with it
     with pytest.raises(FileExistsError):
         SessionFile.claim(path, create=True)
-    SessionFile.claim(path).release()  # the failed create let its lock go
+    assert not lock_path_for(path).exists()  # the failed create removed the sidecar it made
+    SessionFile.claim(path).release()  # and let its lock go
 
 
 def test_stamps(tmp_path: Path) -> None:
@@ -247,20 +250,48 @@ def test_write_session_text_claims_a_file_it_does_not_hold(tmp_path: Path) -> No
 # ---------------------------------------------------------------- removing the sidecar
 
 
-def test_release_keeps_the_sidecar_unless_asked_and_removes_only_its_own(tmp_path: Path) -> None:
+def test_release_removes_the_sidecar_and_only_its_own(tmp_path: Path) -> None:
     path = tmp_path / "s.toml"
-    SessionFile.claim(path).release()
-    assert lock_path_for(path).exists()  # a console's files keep theirs
     held = SessionFile.claim(path)
-    held.release(remove_lock=True)
+    assert lock_path_for(path).exists()
+    held.release()
     assert not lock_path_for(path).exists() and not held.locked
-    held.release(remove_lock=True)  # a second release does nothing
+    held.release()  # a second release does nothing
     mine = SessionFile.claim(path)
     lock_path_for(path).unlink()  # removed behind its back, and another claim made a new sidecar
     other = SessionFile.claim(path)
-    mine.release(remove_lock=True)
+    mine.release()
     assert lock_path_for(path).exists()  # not the sidecar it locked: left to its holder
     assert "another tui-router console" in busy_message(path)
-    other.release(remove_lock=True)
+    other.release()
     assert not lock_path_for(path).exists()
 
+
+def test_a_refused_claim_leaves_the_holders_sidecar_alone(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    held = SessionFile.claim(path, role=SERVER)
+    try:
+        before = os.stat(lock_path_for(path))
+        assert "mcp-serve" in busy_message(path)
+        made = create_claimed(tmp_path, "s")  # s.toml is locked: it moves on to s-2.toml
+        assert made.path.name == "s-2.toml"
+        made.release()
+        assert not lock_path_for(made.path).exists()
+        after = os.stat(lock_path_for(path))
+        assert (after.st_ino, after.st_size) == (before.st_ino, before.st_size)
+        assert lock_path_for(path).read_text(encoding="ascii") == f"{PID} {SERVER}\n"
+    finally:
+        held.release()
+
+
+def test_release_all_lets_go_of_every_held_file_and_its_sidecar(tmp_path: Path) -> None:
+    made = create_session_file(tmp_path, "a")
+    other = tmp_path / "b.toml"
+    write_session_text(other, "x\n")
+    assert lock_path_for(made).exists() and lock_path_for(other).exists()
+    release_all()  # what runs at interpreter exit
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.toml", "b.toml"]
+    assert other.read_text(encoding="utf-8") == "x\n"
+    SessionFile.claim(made).release()  # both free again
+    SessionFile.claim(other).release()
+    release_all()  # nothing held: nothing to do

@@ -172,6 +172,32 @@ def test_the_workspace_holds_its_file_and_lets_go_on_save_as_and_switch(tmp_path
     assert not held_elsewhere(moved)  # the session left behind is free for another console
 
 
+def test_an_autosave_still_in_flight_after_a_switch_or_close_is_dropped(tmp_path: Path) -> None:
+    """A write worker that ran late wrote the older text over the file saved on quit/switch, and
+    claimed the released file again: its lock and lock file stayed until the process ended."""
+    folder = tmp_path / "sessions"
+    ws = workspace(tmp_path)
+    ws.add_turn("one")
+    late = ws.snapshot(0)  # taken for an autosave whose thread has not run yet
+    ws.add_turn("two")
+    ws.save_now()  # the quit / switch save: both turns
+    first = ws.path
+    ws.switch(ws.new_session())
+    assert ws.write(late) is False  # stale: not written, not claimed
+    assert [t.message for t in load_session(first).turns] == ["one", "two"]
+    assert sorted(p.name for p in folder.iterdir()) == ["ws.toml"] and not held_elsewhere(first)
+    ws.add_turn("three")
+    pending = ws.snapshot(0)
+    assert pending.seq > late.seq
+    ws.save_now()
+    second = ws.path
+    assert second != first and held_elsewhere(second)
+    ws.close()  # the console unmounted
+    assert ws.write(pending) is False
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["ws.toml", second.name])  # no .lock left
+    assert not held_elsewhere(second) and [t.message for t in load_session(second).turns] == ["three"]
+
+
 def test_save_as_onto_a_file_another_process_claims_keeps_the_old_path_and_lock(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     ws.add_turn("one")
@@ -298,5 +324,6 @@ def test_a_save_as_that_fails_to_write_lets_the_new_name_go(tmp_path: Path) -> N
         ws.save_as(name)
     target = tmp_path / "sessions" / f"{name}.toml"
     assert ws.path == old and held_elsewhere(old)
-    assert (tmp_path / "sessions" / f".{name}.toml.lock").exists()  # it was claimed for the write...
-    assert not held_elsewhere(target)  # ...and released when the write failed
+    assert not held_elsewhere(target)  # released when the write failed...
+    # ...with the lock file its claim made (the probe's own claim removed its own at exit)
+    assert sorted(p.name for p in (tmp_path / "sessions").glob(".*.lock")) == [f".{old.name}.lock"]

@@ -107,7 +107,7 @@ class LiveSessionWriter:
         """Drop the lock of a file that gets no more turns (rotated away, all written), and its
         sidecar: a day of rotations would otherwise leave a `.lock` beside every file. Caller holds _lock."""
         if live is not self.current and live.path not in self._pending:
-            live.claimed.release(remove_lock=True)
+            live.claimed.release()
 
     def _move_unwritten(self, live: _LiveFile) -> _LiveFile:
         """The file changed on disk: its unwritten turns start a new file. Caller holds _lock."""
@@ -204,7 +204,7 @@ class LiveSessionWriter:
         last `write_pending`)."""
         with self._lock:
             for live in self._files:
-                live.claimed.release(remove_lock=True)
+                live.claimed.release()
 
 
 def _reason(exc: Exception) -> str:

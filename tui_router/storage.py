@@ -5,14 +5,17 @@
   is refused with a sentence naming the holder's pid. The OS drops the lock when the holder
   exits, even after kill -9, so a stale lock never blocks anyone. Readers (eval, replay, route)
   take no lock: every write is atomic, so they see a whole old file or a whole new one.
-* **Removing a sidecar** (`release(remove_lock=True)`: the live writer, once a rotated file is
-  done) is safe because of two rules. Only the holder removes it, while it still holds the
-  flock, and only when the path still names the file it locked; and whoever takes a flock checks
-  afterwards that the path still names the file it locked, and starts over when it does not (it
-  opened the sidecar just before the holder removed it, and locked a file no one else will ever
-  see). So at any moment at most one process holds the lock of the file at the path. Without
-  the second rule, removing lock files races (two holders), which is why the sidecars of other
-  files are kept.
+* **No sidecar left behind.** Every holder removes its sidecar when it lets the lock go (`release`:
+  the console on quit, SIGTERM/SIGHUP, switching or saving under another name; `review` after each
+  label; the live writer once a rotated file is done), and whatever this process still holds is let
+  go at interpreter exit, so a clean exit leaves no `.lock` files. Only a killed process leaves
+  one, which blocks no one (the OS dropped its lock). Removing is safe because of two rules. Only
+  the holder removes it, while it still holds the flock, and only when the path still names the
+  file it locked; and whoever takes a flock checks afterwards that the path still names the file
+  it locked, and starts over when it does not (it opened the sidecar just before the holder
+  removed it, and locked a file no one else will ever see). So at any moment at most one process
+  holds the lock of the file at the path. Without the second rule, removing lock files races (two
+  holders); a process refused the lock never touches the sidecar.
 * **New files never collide.** Session ids carry a random suffix (`session.new_session_id`) and
   a new file is made with O_EXCL: when two consoles pick the same name, the second moves on to
   `<stem>-2.toml`.
@@ -26,6 +29,7 @@ changed-on-disk check still applies.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import threading
@@ -92,7 +96,7 @@ class SessionFile:
             return cls(path, fd, stamp_of(path))
         except BaseException:
             if fd is not None:
-                os.close(fd)
+                _unlock(path, fd)  # we hold it: the sidecar we made (or found) goes too
             raise
 
     def write(self, text: str) -> Path | None:
@@ -112,18 +116,13 @@ class SessionFile:
             self._stamp = stamp_of(self.path)
             return backup
 
-    def release(self, *, remove_lock: bool = False) -> None:
-        """Let the lock go; `remove_lock`: also remove the sidecar, while still holding it (see the
-        module's note), so a folder of finished files is not littered with `.lock` files."""
+    def release(self) -> None:
+        """Let the lock go, removing the sidecar first while still holding it (see the module's
+        note), so a folder of finished files is not littered with `.lock` files."""
         if self._lock_fd is None:
             return
-        if remove_lock and _names_locked_file(lock_path_for(self.path), self._lock_fd):
-            try:
-                os.unlink(lock_path_for(self.path))
-            except OSError:
-                pass  # a sidecar left behind is only litter; the lock is dropped below either way
-        os.close(self._lock_fd)  # closing the descriptor drops the flock
-        self._lock_fd = None
+        fd, self._lock_fd = self._lock_fd, None
+        _unlock(self.path, fd)
 
     @property
     def locked(self) -> bool:
@@ -152,6 +151,17 @@ def keep_comments(path: Path) -> Path | None:
     except OSError as exc:
         raise SessionError(f"{path}: its comments cannot be kept in {backup.name} ({exc.strerror or exc}); nothing was overwritten") from None
     return backup
+
+
+def _unlock(path: Path, fd: int) -> None:
+    """Remove `path`'s sidecar if it is still the file this process locked as `fd`, then drop the lock."""
+    try:
+        if _names_locked_file(lock_path_for(path), fd):
+            os.unlink(lock_path_for(path))
+    except OSError:
+        pass  # a sidecar left behind is only litter; the lock is dropped below either way
+    finally:
+        os.close(fd)  # closing the descriptor drops the flock
 
 
 def _names_locked_file(lock: Path, fd: int) -> bool:
@@ -278,3 +288,16 @@ def release_session_file(path: str | Path | None) -> None:
         held = _held.pop(_key(Path(path)), None)
     if held is not None:
         held.release()
+
+
+def release_all() -> None:
+    """Let go of every file this process still holds (at interpreter exit: a console that stopped
+    before its own release, e.g. on an error before it drew, leaves no sidecar)."""
+    with _held_lock:
+        held = list(_held.values())
+        _held.clear()
+    for claimed in held:
+        claimed.release()
+
+
+atexit.register(release_all)

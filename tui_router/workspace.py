@@ -96,6 +96,7 @@ class Workspace:
         self._save_seq = 0
         self._written_seq = 0
         self._lock = threading.Lock()
+        self._closed = False  # the console is gone: a late autosave must not claim the file again
         self.comments_backup: Path | None = None  # set when a write kept a hand-written file's comments aside
 
     def take_comments_backup(self) -> Path | None:
@@ -269,7 +270,7 @@ class Workspace:
         Raises OSError, or UserError when another process writes the file or it changed on disk.
         """
         with self._lock:
-            if snap.seq <= self._written_seq:
+            if self._closed or snap.seq <= self._written_seq:
                 return False
             backup = write_session_text(snap.path, snap.text)  # locked; refused when the file changed on disk
             self._written_seq = snap.seq
@@ -321,6 +322,13 @@ class Workspace:
             release_session_file(old)  # further turns go to the new file only
         return target
 
+    def close(self) -> None:
+        """The console is leaving (after its last save): let the session file go and remove its lock
+        file; writes still in flight are dropped instead of claiming the file again."""
+        with self._lock:
+            self._closed = True
+        release_session_file(self.session.path)
+
     # -- switching sessions ------------------------------------------------------------------
     def new_session(self, catalog: str | None = None, backend: str | None = None, model: str | None = None) -> Session:
         return Session(session=SessionInfo(id=new_session_id(), created=self.now_iso(), catalog=catalog, backend=backend, model=model))
@@ -334,4 +342,7 @@ class Workspace:
         if old is not None and (session.path is None or old.resolve() != session.path.resolve()):
             release_session_file(old)
         self._turn_text.clear()
-        self._save_seq = self._written_seq = 0
+        # the sequence goes on: an autosave of the old session still in flight is stale (it would
+        # write an older text and claim the released file again)
+        with self._lock:
+            self._written_seq = self._save_seq

@@ -48,29 +48,33 @@ def run_console(
     left untouched).
     """
     from ..session import load_session, looks_like_catalog_file
-    from ..storage import claim_session_file
+    from ..storage import claim_session_file, release_session_file
 
-    # a catalog is refused by the reader below; claiming it first would leave a lock file beside it
+    # a catalog is refused by the reader below, untouched: no lock file is made beside it
     if session_path and Path(session_path).is_file() and not looks_like_catalog_file(Path(session_path)):
         claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
-    session = load_session(session_path) if session_path else None
-    session_id = None
-    if follow is not None:
-        from ..live import open_live
-        from ..session import new_session_id
+    try:
+        session = load_session(session_path) if session_path else None
+        session_id = None
+        if follow is not None:
+            from ..live import open_live
+            from ..session import new_session_id
 
-        follow = Path(follow)
-        if not follow.is_dir():
-            open_live(follow)  # a missing or broken live file: one sentence before anything is drawn
-        if session is not None and session.path is not None and session.path.resolve() == follow.resolve():
-            from ..errors import SessionError
+            follow = Path(follow)
+            if not follow.is_dir():
+                open_live(follow)  # a missing or broken live file: one sentence before anything is drawn
+            if session is not None and session.path is not None and session.path.resolve() == follow.resolve():
+                from ..errors import SessionError
 
-            raise SessionError(f"{follow}: give the live file to --follow and a different (or no) session FILE; the console never writes the live file")
-        session_id = new_session_id(f"follow-{follow.stem}")
-    check_terminal()
-    from .app import RouterConsole
+                raise SessionError(f"{follow}: give the live file to --follow and a different (or no) session FILE; the console never writes the live file")
+            session_id = new_session_id(f"follow-{follow.stem}")
+        check_terminal()
+        from .app import RouterConsole
 
-    app = RouterConsole(config, session=session, session_id=session_id, follow=follow, command_line=command_line)
+        app = RouterConsole(config, session=session, session_id=session_id, follow=follow, command_line=command_line)
+    except BaseException:
+        release_session_file(session_path)  # refused before drawing: its lock goes, and the lock file
+        raise
     harden_terminal_input()
     app.run()
     return app.return_code or 0

@@ -1176,7 +1176,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.exit(0)
 
     async def on_unmount(self) -> None:
-        release_session_file(self.session.path)
+        self.workspace.close()  # the lock goes, and its .lock file with it (storage.py)
         if self.router is not None:
             try:
                 await self.router.aclose()  # e.g. the HTTP client of a systemone backend
