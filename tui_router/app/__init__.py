@@ -73,7 +73,7 @@ def run_console(
 
         app = RouterConsole(config, session=session, session_id=session_id, follow=follow, command_line=command_line)
     except BaseException:
-        release_session_file(session_path)  # refused before drawing: its lock goes, and the lock file
+        release_session_file(session_path)  # refused before drawing: the lock and its file go
         raise
     harden_terminal_input()
     app.run()
