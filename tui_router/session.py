@@ -12,11 +12,11 @@ import os
 import re
 import secrets
 import tempfile
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from . import tomlio
 from .errors import SessionError, did_you_mean
@@ -29,6 +29,21 @@ Outcome = Literal["proposed", "approved", "declined", "rerouted", "escalated", "
 LabelSource = Literal["confirm", "review", "hand"]
 
 
+def _stamp_text(value: Any) -> Any:
+    """A TOML date-time literal (`at = 2026-11-30T10:04:20Z`, unquoted) as the text the writer uses:
+    a person writing a file by hand may use TOML's own type, and it must not sink the file."""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None and value.utcoffset() == UTC.utcoffset(None):
+            return value.strftime("%Y-%m-%dT%H:%M:%S") + (f".{value.microsecond:06d}" if value.microsecond else "") + "Z"
+        return value.isoformat()
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    return value
+
+
+Stamp = Annotated[str, BeforeValidator(_stamp_text)]
+
+
 class _Record(BaseModel):
     # extra="allow": keys a newer version or a person added survive a load/save round trip.
     model_config = ConfigDict(extra="allow")
@@ -39,7 +54,7 @@ class OutcomeStep(_Record):
 
     outcome: Outcome
     rerouted_to: str | None = None
-    at: str | None = None
+    at: Stamp | None = None
 
 
 class TurnDecision(_Record):
@@ -74,7 +89,7 @@ class FallbackRecord(_Record):
     error: str = ""
     duration_ms: float | None = None
     truncated: bool = False
-    at: str | None = None
+    at: Stamp | None = None
 
 
 class ArgumentsRecord(_Record):
@@ -88,7 +103,7 @@ class ArgumentsRecord(_Record):
     error: str = ""  # why the command gave no arguments
     duration_ms: float | None = None
     demoted: bool = False  # an execute became a confirm because of them
-    at: str | None = None
+    at: Stamp | None = None
 
 
 class Turn(_Record):
@@ -99,7 +114,7 @@ class Turn(_Record):
     not_this: list[str] = []  # options a person declined for this turn ("not this")
     acceptable: list[str] = []
     tags: list[str] = []
-    at: str | None = None
+    at: Stamp | None = None
     decision: TurnDecision | None = None
     fallback: FallbackRecord | None = None
     arguments: ArgumentsRecord | None = None
@@ -109,7 +124,7 @@ class Turn(_Record):
 class SessionInfo(_Record):
     id: str
     catalog: str | None = None
-    created: str | None = None
+    created: Stamp | None = None
     backend: str | None = None
     model: str | None = None
     version: int = FORMAT_VERSION
@@ -183,7 +198,7 @@ def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
         info = SessionInfo.model_validate({"id": Path(source).stem, **head})
     except ValidationError as exc:
         info = SessionInfo(id=Path(source).stem)
-        problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg']}" for e in exc.errors()]
+        problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg'].replace('Input should be', 'must be')}" for e in exc.errors()]
     raw_turns = data.get("turns", [])
     if not isinstance(raw_turns, list):
         raise SessionError(f"{source}: 'turns' must be an array of tables ([[turns]])")
