@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -201,3 +202,101 @@ def test_values_outside_the_listed_ones_are_refused_with_turn_and_field(tmp_path
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"turns[1]: field '{table}.{key}' must be" in result.stderr
     assert path.read_bytes() == before
+
+
+# ---------------------------------------------------------------- tool schemas (JSON Schema)
+
+
+def test_catalog_validate_lists_each_schema_that_is_not_json_schema(tmp_path: Path) -> None:
+    """Found: `schema = {type = "objekt"}` passed `catalog validate`; the spec calls the table a JSON
+    Schema, so a person checking the file is told, one line per tool (file, index and id, field)."""
+    path = write_catalog(
+        tmp_path / "c.toml",
+        [
+            {"id": "a", "when_to_use": "A.", "schema": {"type": "objekt"}},
+            {"id": "b", "when_to_use": "B.", "schema": {"type": "object", "required": "to"}},
+            {"id": "c", "when_to_use": "C.", "schema": {"type": "object", "required": ["to"], "properties": {"to": {"type": "string"}}}},
+            # an unknown dialect URI is validated as the latest draft, as jsonschema does
+            {"id": "d", "when_to_use": "D.", "schema": {"$schema": "https://example.com/my-dialect", "type": "object"}},
+        ],
+    )
+    before = path.read_bytes()
+    result = tui_router("catalog", "validate", str(path), env=hermetic(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"tui-router: {path}: tools[0] (id 'a'): field 'schema' is not valid JSON Schema: 'objekt' is not valid under any of the given schemas"
+    assert lines[1] == f"tui-router: {path}: tools[1] (id 'b'): field 'schema' is not valid JSON Schema: 'to' is not of type 'array'"
+    assert len(lines) == 2 and path.read_bytes() == before
+    fixed = write_catalog(tmp_path / "fixed.toml", [{"id": "c", "when_to_use": "C.", "schema": {"type": "object"}}])
+    assert tui_router("catalog", "validate", str(fixed), env=hermetic(tmp_path)).returncode == 0
+
+
+def test_a_schema_whose_dialect_is_not_a_string_is_a_sentence_not_a_traceback(tmp_path: Path) -> None:
+    """Found: `"$schema" = 5` in a tool's schema crashed `route --args` inside jsonschema's validator_for."""
+    path = write_catalog(
+        tmp_path / "c.toml",
+        [
+            {
+                "id": "send_sms",
+                "when_to_use": "Send a short text message to a phone number.",
+                "keywords": ["text", "jordan"],
+                "examples": ["Text Jordan that the deploy finished"],
+                "schema": {"$schema": 5, "type": "object"},
+            }
+        ],
+    )
+    env = hermetic(tmp_path)
+    result = tui_router("--catalog", str(path), "route", "--args", "--json", "Text Jordan that the deploy finished", env=env)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    arguments = json.loads(result.stdout)["arguments"]
+    assert arguments["valid"] is False
+    assert arguments["errors"] == [{"path": "(schema)", "reason": "the tool's schema is not valid JSON Schema: '$schema' must be a URI string, not int"}]
+    result = tui_router("catalog", "validate", str(path), env=env)
+    assert result.returncode == 2 and "field 'schema' is not valid JSON Schema: '$schema' must be a URI string, not int" in result.stderr
+
+
+def test_a_session_file_given_as_the_catalog_is_named_as_such(tmp_path: Path) -> None:
+    """The mirror of the session reader refusing a catalog: one sentence instead of "no tools" and two
+    unknown-key warnings."""
+    session = tmp_path / "cases.toml"
+    session.write_text('[session]\nid = "cases"\n\n[[turns]]\nmessage = "Text Jordan."\nlabel = "send_sms"\n')
+    for argv in (["catalog", "validate", str(session)], ["--catalog", str(session), "route", "Text Jordan."]):
+        result = tui_router(*argv, env=hermetic(tmp_path))
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [f"tui-router: {session.resolve() if argv[0] == '--catalog' else session}: this is a session file ([session], [[turns]]), not a catalog file ([[tools]])"]
+    turns_only = tmp_path / "turns.toml"
+    turns_only.write_text('[[turns]]\nmessage = "m"\n')
+    with pytest.raises(CatalogError, match="this is a session file"):
+        load_catalog(turns_only)
+
+
+# ---------------------------------------------------------------- DESIGN.md conventions
+
+
+def test_every_binding_has_an_id_and_a_tooltip_and_the_footer_shows_at_most_six() -> None:
+    """DESIGN.md, Bindings: every `Binding` has an `id` and a `tooltip`; at most ~6 in the footer."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from textual.binding import Binding
+
+    import tui_router.app as app_package
+
+    owners = []
+    for info in pkgutil.walk_packages(app_package.__path__, prefix="tui_router.app."):
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and "BINDINGS" in vars(cls):
+                owners.append(cls)
+    assert len(owners) >= 8  # the app, its screens and widgets
+    for cls in owners:
+        bindings = vars(cls)["BINDINGS"]
+        assert all(isinstance(b, Binding) for b in bindings), f"{cls.__name__}: a tuple binding has no id or tooltip"
+        for binding in bindings:
+            assert binding.id and binding.tooltip, f"{cls.__name__}: {binding.key} -> {binding.action}"
+        ids = [b.id for b in bindings]
+        assert len(ids) == len(set(ids)), f"{cls.__name__}: a binding id used twice"
+    from tui_router.app.app import RouterConsole
+
+    assert sum(1 for b in RouterConsole.BINDINGS if isinstance(b, Binding) and b.show) <= 6

@@ -133,6 +133,9 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
     """Validate a parsed TOML document; raise CatalogError listing every problem."""
     problems: list[str] = []
     warnings: list[str] = []
+    if "tools" not in data and ("session" in data or "turns" in data):
+        # the mirror of session.is_catalog_shaped: one sentence, not "no tools" plus two unknown keys
+        raise CatalogError(f"{source}: this is a session file ([session], [[turns]]), not a catalog file ([[tools]])")
     for key in data:
         if key not in CATALOG_KEYS:
             hint = did_you_mean(key, CATALOG_KEYS)
