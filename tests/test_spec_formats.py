@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -300,3 +303,26 @@ def test_every_binding_has_an_id_and_a_tooltip_and_the_footer_shows_at_most_six(
     from tui_router.app.app import RouterConsole
 
     assert sum(1 for b in RouterConsole.BINDINGS if isinstance(b, Binding) and b.show) <= 6
+
+
+def test_locate_names_the_platformdirs_folders(tmp_path: Path) -> None:
+    """DESIGN.md, storage: paths come from platformdirs (the same from any directory); `locate config`
+    with no file found names where one would be read, `locate sessions` the user data folder."""
+    env = {k: v for k, v in os.environ.items() if k != "TUI_ROUTER_CONFIG"}
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "conf"), "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+
+    def locate(what: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tui_router.cli", "locate", what], capture_output=True, text=True, env=env, cwd=elsewhere, timeout=60)
+
+    config = tmp_path / "conf" / "tui-router" / "config.toml"
+    assert locate("config").stdout == f"{config} (not present; built-in defaults in use)\n"
+    assert locate("sessions").stdout == f"{tmp_path / 'data' / 'tui-router' / 'sessions'}\n"
+    config.parent.mkdir(parents=True)
+    config.write_text('sessions_dir = "kept"\n')
+    assert locate("config").stdout == f"{config}\n"
+    assert locate("sessions").stdout == f"{config.parent / 'kept'}\n"  # relative to the config file
+    # an empty XDG_CONFIG_HOME means the default, as the XDG spec says
+    env["XDG_CONFIG_HOME"] = "  "
+    assert locate("config").stdout == f"{tmp_path / 'home' / '.config' / 'tui-router' / 'config.toml'} (not present; built-in defaults in use)\n"

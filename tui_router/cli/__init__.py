@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Triage how AI agents route requests to tools. With no command, opens the console.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.add_argument("--config", metavar="PATH", help="config file (default: $TUI_ROUTER_CONFIG, ./tui-router.toml, ~/.config/tui-router/config.toml)")
+    parser.add_argument("--config", metavar="PATH", help="config file (default: $TUI_ROUTER_CONFIG, ./tui-router.toml, then the user config folder: tui-router locate config)")
     parser.add_argument("--catalog", metavar="PATH", help="catalog file or bundled catalog name (default: demo)")
     parser.add_argument("--backend", metavar="NAME", help="decision backend: auto (default: semantic when installed, else local), local, bm25, systemone, semantic")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
