@@ -326,3 +326,28 @@ def test_locate_names_the_platformdirs_folders(tmp_path: Path) -> None:
     # an empty XDG_CONFIG_HOME means the default, as the XDG spec says
     env["XDG_CONFIG_HOME"] = "  "
     assert locate("config").stdout == f"{tmp_path / 'home' / '.config' / 'tui-router' / 'config.toml'} (not present; built-in defaults in use)\n"
+
+
+@pytest.mark.parametrize(("where", "key"), [("turn", "notes"), ("turn", "date"), ("turn", "source"), ("turn", "expected"), ("turn", "label_notes"), ("session", "tool_catalog"), ("session", "version_note"), ("decision", "confidence_formula")])
+def test_keys_a_person_adds_on_purpose_are_kept_not_called_typos(tmp_path: Path, where: str, key: str) -> None:
+    """Found: unknown keys are promised to be kept (a newer version's keys load in this one), but
+    `notes` on a turn refused the whole file ("did you mean 'not_this'?"), as did `date`, `source`..."""
+    extra = f'{key} = "x"\n'
+    head = '[session]\nid = "s"\n' + (extra if where == "session" else "")
+    turn = '[[turns]]\nmessage = "m"\nlabel = "send_sms"\n' + (extra if where == "turn" else "")
+    decision = '[turns.decision]\nchoice = "send_sms"\n' + extra if where == "decision" else ""
+    path = tmp_path / "s.toml"
+    path.write_text(head + turn + decision)
+    session = load_session(path)
+    saved = tomllib.loads(save_session(session).read_text())
+    kept = {"session": saved["session"], "turn": saved["turns"][0], "decision": saved["turns"][0].get("decision", {})}[where]
+    assert kept[key] == "x"
+
+
+@pytest.mark.parametrize(("key", "hint"), [("lable", "label"), ("tgas", "tags"), ("mesage", "message"), ("acceptible", "acceptable"), ("reviwer", "reviewer")])
+def test_typos_of_known_keys_are_still_errors(tmp_path: Path, key: str, hint: str) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(f'[[turns]]\nmessage = "m"\n{key} = "x"\n')
+    with pytest.raises(SessionError) as caught:
+        load_session(path)
+    assert f"turns[0]: unknown key '{key}' (did you mean '{hint}'?)" in caught.value.problems[0]
