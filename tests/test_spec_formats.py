@@ -351,3 +351,45 @@ def test_typos_of_known_keys_are_still_errors(tmp_path: Path, key: str, hint: st
     with pytest.raises(SessionError) as caught:
         load_session(path)
     assert f"turns[0]: unknown key '{key}' (did you mean '{hint}'?)" in caught.value.problems[0]
+
+
+@pytest.mark.parametrize(
+    ("ref", "reason"),
+    [
+        ("#/nope", "a $ref cannot be resolved (PointerToNowhere: '/nope' does not exist within"),
+        ("#", "a $ref loop: the schema refers to itself without end"),
+        ("https://example.com/tool.json", "a $ref cannot be resolved (Unresolvable: https://example.com/tool.json; other documents are never fetched)"),
+    ],
+)
+def test_a_schema_whose_ref_cannot_be_followed_is_a_sentence_not_a_traceback(tmp_path: Path, ref: str, reason: str) -> None:
+    """Found: `"$ref" = "#/nope"` (or a loop, or another document) in a tool's schema crashed
+    `route --args` with jsonschema's traceback; `catalog validate` passed the file."""
+    path = write_catalog(
+        tmp_path / "c.toml",
+        [
+            {
+                "id": "send_sms",
+                "when_to_use": "Send a short text message to a phone number.",
+                "keywords": ["text", "jordan"],
+                "examples": ["Text Jordan that the deploy finished"],
+                "schema": {"type": "object", "$ref": ref},
+            }
+        ],
+    )
+    env = hermetic(tmp_path)
+    result = tui_router("--catalog", str(path), "route", "--args", "--json", "Text Jordan that the deploy finished", env=env)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    (error,) = json.loads(result.stdout)["arguments"]["errors"]
+    assert error["path"] == "(schema)" and error["reason"].startswith(f"the tool's schema cannot be used: {reason}")
+    result = tui_router("catalog", "validate", str(path), env=env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"tools[0] (id 'send_sms'): field 'schema' is not valid JSON Schema: {reason}" in result.stderr
+
+
+def test_a_ref_loop_met_only_under_an_argument_is_reported_when_met() -> None:
+    from tui_router.arguments import validate_arguments
+
+    schema = {"type": "object", "properties": {"to": {"$ref": "#/properties/to"}}}
+    assert validate_arguments(schema, {}) == []
+    (error,) = validate_arguments(schema, {"to": "+14155550134"})
+    assert (error.path, error.reason) == ("(schema)", "the tool's schema cannot be used: a $ref loop: the schema refers to itself without end")

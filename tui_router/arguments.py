@@ -119,9 +119,25 @@ def _schema_validator(schema: dict[str, Any]) -> tuple[Any, str]:
     return cls, ""
 
 
+def _iter_errors(validator: Any, values: Any) -> tuple[list[Any], str]:
+    """The validation errors, or why the schema cannot be applied: a `$ref` to nowhere (or to another
+    document, which is never fetched) or a `$ref` loop raised out of jsonschema as a traceback."""
+    from referencing.exceptions import Unresolvable
+
+    try:
+        return list(validator.iter_errors(values)), ""
+    except Unresolvable as exc:
+        return [], f"a $ref cannot be resolved ({str(exc)[:200]}; other documents are never fetched)"
+    except RecursionError:
+        return [], "a $ref loop: the schema refers to itself without end"
+
+
 def schema_problem(schema: dict[str, Any]) -> str:
-    """Why a tool's `schema` is not valid JSON Schema ("" when it is); `catalog validate` lists these."""
-    return _schema_validator(schema)[1]
+    """Why a tool's `schema` is not valid JSON Schema ("" when it is); `catalog validate` lists these.
+    Beyond the meta-schema, an empty object is validated to find `$ref`s that cannot be followed
+    from the top (one under a property is met only when an argument reaches it)."""
+    cls, problem = _schema_validator(schema)
+    return problem or _iter_errors(cls(schema), {})[1]
 
 
 def validate_arguments(schema: dict[str, Any] | None, values: Any) -> list[ArgumentError]:
@@ -134,8 +150,11 @@ def validate_arguments(schema: dict[str, Any] | None, values: Any) -> list[Argum
     if problem:
         return [ArgumentError(path="(schema)", reason=f"the tool's schema is not valid JSON Schema: {problem}")]
     validator = cls(schema, format_checker=FormatChecker())
+    found, unusable = _iter_errors(validator, values)
+    if unusable:
+        return [ArgumentError(path="(schema)", reason=f"the tool's schema cannot be used: {unusable}")]
     problems = []
-    for e in validator.iter_errors(values):
+    for e in found:
         path = list(e.absolute_path)
         missing = re.match(r"^'([^']*)' is a required property$", e.message) if e.validator == "required" else None
         if missing:  # name the missing field in the path, as a person reads it
