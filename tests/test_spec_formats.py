@@ -393,3 +393,21 @@ def test_a_ref_loop_met_only_under_an_argument_is_reported_when_met() -> None:
     assert validate_arguments(schema, {}) == []
     (error,) = validate_arguments(schema, {"to": "+14155550134"})
     assert (error.path, error.reason) == ("(schema)", "the tool's schema cannot be used: a $ref loop: the schema refers to itself without end")
+
+
+@pytest.mark.parametrize(("key", "hint"), [("keywrds", "keywords"), ("rsik", "risk"), ("shcema", "schema"), ("input_schema", "schema"), ("inputSchema", "schema")])
+def test_a_misspelt_tool_field_is_an_error_with_a_hint(tmp_path: Path, key: str, hint: str) -> None:
+    path = write_catalog(tmp_path / "c.toml", [{"id": "a", "when_to_use": "A.", key: {"type": "object"} if "chema" in key else "x"}])
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(path)
+    assert caught.value.problems == [f"{path}: tools[0] (id 'a'): unknown field '{key}' (did you mean '{hint}'?)"]
+
+
+@pytest.mark.parametrize("key", ["output_schema", "kind", "notes", "owner"])
+def test_an_unrelated_tool_field_is_a_warning_not_a_typo(tmp_path: Path, key: str) -> None:
+    """Found: `output_schema` (MCP tools have one) refused the catalog with "did you mean 'schema'?",
+    `kind` with 'id'; the README promises an unrelated extra field is a warning."""
+    path = write_catalog(tmp_path / "c.toml", [{"id": "a", "when_to_use": "A.", key: "x"}], options="x")
+    catalog = load_catalog(path)
+    assert catalog.get("a").input_schema is None
+    assert catalog.warnings == (f"{path}: unknown top-level key 'options'", f"{path}: tools[0] (id 'a'): unknown field '{key}'")
