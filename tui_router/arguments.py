@@ -122,7 +122,7 @@ def _schema_validator(schema: dict[str, Any]) -> tuple[Any, str]:
 def _iter_errors(validator: Any, values: Any) -> tuple[list[Any], str]:
     """The validation errors, or why the schema cannot be applied: a `$ref` to nowhere (or to another
     document, which is never fetched) or a `$ref` loop raised out of jsonschema as a traceback."""
-    from referencing.exceptions import Unresolvable
+    from referencing.exceptions import Unresolvable  # jsonschema's own resolver (a dependency of jsonschema >= 4.18)
 
     try:
         return list(validator.iter_errors(values)), ""
