@@ -1,8 +1,8 @@
 """Configuration: TOML validated by pydantic; every default runs with no file at all.
 
-Lookup order: --config, then $TUI_ROUTER_CONFIG, then ./tui-router.toml, then
-the user config folder (platformdirs: $XDG_CONFIG_HOME/tui-router/config.toml on Linux). Unknown keys are errors naming the key, with a
-did-you-mean. Secrets are never values here, only the names of environment variables.
+Lookup order: --config, then $TUI_ROUTER_CONFIG, then ./tui-router.toml, then the user config
+folder (platformdirs: $XDG_CONFIG_HOME/tui-router/config.toml on Linux). Unknown keys are errors
+naming the key, with a did-you-mean. Secrets are never values here, only the names of environment variables.
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def default_sessions_path() -> Path:
 
 def user_config_path() -> Path:
     """<user config dir>/config.toml via platformdirs, like the sessions folder: on Linux
-    $XDG_CONFIG_HOME/tui-router/config.toml, else ~/.config/tui-router/config.toml."""
+    $XDG_CONFIG_HOME/tui-router/config.toml (~/.config/... when that is unset or blank)."""
     from platformdirs import user_config_path as platform_config_path
 
     return platform_config_path("tui-router", appauthor=False) / "config.toml"
