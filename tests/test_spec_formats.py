@@ -216,7 +216,7 @@ def test_catalog_validate_lists_each_schema_that_is_not_json_schema(tmp_path: Pa
     path = write_catalog(
         tmp_path / "c.toml",
         [
-            {"id": "a", "when_to_use": "A.", "schema": {"type": "objekt"}},
+            {"id": "a", "when_to_use": "A.", "schema": {"type": "objekt"}, "owner": "ops"},
             {"id": "b", "when_to_use": "B.", "schema": {"type": "object", "required": "to"}},
             {"id": "c", "when_to_use": "C.", "schema": {"type": "object", "required": ["to"], "properties": {"to": {"type": "string"}}}},
             # an unknown dialect URI is validated as the latest draft, as jsonschema does
@@ -229,7 +229,8 @@ def test_catalog_validate_lists_each_schema_that_is_not_json_schema(tmp_path: Pa
     lines = result.stderr.splitlines()
     assert lines[0] == f"tui-router: {path}: tools[0] (id 'a'): field 'schema' is not valid JSON Schema: 'objekt' is not valid under any of the given schemas"
     assert lines[1] == f"tui-router: {path}: tools[1] (id 'b'): field 'schema' is not valid JSON Schema: 'to' is not of type 'array'"
-    assert len(lines) == 2 and path.read_bytes() == before
+    assert lines[2] == f"tui-router: warning: {path}: tools[0] (id 'a'): unknown field 'owner'"
+    assert len(lines) == 3 and path.read_bytes() == before
     fixed = write_catalog(tmp_path / "fixed.toml", [{"id": "c", "when_to_use": "C.", "schema": {"type": "object"}}])
     assert tui_router("catalog", "validate", str(fixed), env=hermetic(tmp_path)).returncode == 0
 

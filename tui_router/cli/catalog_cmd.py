@@ -33,7 +33,8 @@ def run_validate(args: argparse.Namespace) -> int:
             problems.append(f"{catalog.path}: tools[{index}] (id {tool.id!r}): field 'schema' is not valid JSON Schema: {shown}")
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
-        raise CatalogError(f"{catalog.path}: {len(problems)} {noun} in the catalog", problems)
+        # the warnings too, as the loader does: fixing the errors should not reveal a second list
+        raise CatalogError(f"{catalog.path}: {len(problems)} {noun} in the catalog", problems + [f"warning: {w}" for w in catalog.warnings])
     for warning in catalog.warnings:
         print(f"tui-router: warning: {warning}", file=sys.stderr)
     cats = catalog.categories()
