@@ -377,3 +377,20 @@ def test_what_would_not_load_back_is_never_written(tmp_path: Path) -> None:
     with pytest.raises(MCPImportError, match="would not load back"):
         check_loads_back('name = "x"\n')  # no tools
     check_loads_back('name = "x"\n[[tools]]\nid = "a"\nwhen_to_use = "b"\n')
+
+
+def test_a_schema_that_is_not_valid_json_schema_is_left_out_and_named(tmp_path: Path) -> None:
+    """`catalog validate` refuses a tool schema that is not valid JSON Schema, so the import must not
+    write one: such a schema is left out with a note, and the file it writes validates."""
+    listed = [
+        {"name": "bad", "description": "d", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}}},
+        {"name": "good", "description": "d", "inputSchema": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}},
+    ]
+    out = tmp_path / "out.toml"
+    code, stdout, stderr = run(import_argv(scripted(tmp_path, tools_json=json.dumps(listed)), out))
+    assert code == 0, stderr
+    assert "bad: its schema is not valid JSON Schema ('zero' is not of type 'number'); it was left out" in stderr
+    catalog = load_catalog(out)
+    assert catalog.get("bad").input_schema is None
+    assert catalog.get("good").input_schema == listed[1]["inputSchema"]
+    assert run(["catalog", "validate", str(out)])[0] == 0

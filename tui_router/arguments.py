@@ -101,22 +101,60 @@ def _pointer(path: Any) -> str:
     return "/" + "/".join(parts) if parts else "(root)"
 
 
+def _schema_validator(schema: dict[str, Any]) -> tuple[Any, str]:
+    """The validator class for `schema` and why the schema is not valid JSON Schema ("" when it is)."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    dialect = schema.get("$schema")
+    if dialect is not None and not isinstance(dialect, str):
+        # jsonschema's validator_for raised a TypeError/AttributeError on it: a traceback, not a sentence
+        return Draft202012Validator, f"'$schema' must be a URI string, not {type(dialect).__name__}"
+    # an unknown dialect URI: the latest draft, as jsonschema does (without its deprecation warning)
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        return cls, exc.message
+    return cls, ""
+
+
+def _iter_errors(validator: Any, values: Any) -> tuple[list[Any], str]:
+    """The validation errors, or why the schema cannot be applied: a `$ref` to nowhere (or to another
+    document, which is never fetched) or a `$ref` loop raised out of jsonschema as a traceback."""
+    from referencing.exceptions import Unresolvable  # jsonschema's own resolver (a dependency of jsonschema >= 4.18)
+
+    try:
+        return list(validator.iter_errors(values)), ""
+    except Unresolvable as exc:
+        return [], f"a $ref cannot be resolved ({str(exc)[:200]}; other documents are never fetched)"
+    except RecursionError:
+        return [], "a $ref loop: the schema refers to itself without end"
+
+
+def schema_problem(schema: dict[str, Any]) -> str:
+    """Why a tool's `schema` is not valid JSON Schema ("" when it is); `catalog validate` lists these.
+    Beyond the meta-schema, an empty object is validated to find `$ref`s that cannot be followed
+    from the top (one under a property is met only when an argument reaches it)."""
+    cls, problem = _schema_validator(schema)
+    return problem or _iter_errors(cls(schema), {})[1]
+
+
 def validate_arguments(schema: dict[str, Any] | None, values: Any) -> list[ArgumentError]:
     """Every problem of `values` against `schema` (jsonschema, with format checks), sorted by path."""
     if not schema:
         return [] if isinstance(values, dict) else [ArgumentError(path="(root)", reason="arguments must be a JSON object")]
     from jsonschema import FormatChecker
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
 
-    cls = validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        return [ArgumentError(path="(schema)", reason=f"the tool's schema is not valid JSON Schema: {exc.message}")]
+    cls, problem = _schema_validator(schema)
+    if problem:
+        return [ArgumentError(path="(schema)", reason=f"the tool's schema is not valid JSON Schema: {problem}")]
     validator = cls(schema, format_checker=FormatChecker())
+    found, unusable = _iter_errors(validator, values)
+    if unusable:
+        return [ArgumentError(path="(schema)", reason=f"the tool's schema cannot be used: {unusable}")]
     problems = []
-    for e in validator.iter_errors(values):
+    for e in found:
         path = list(e.absolute_path)
         missing = re.match(r"^'([^']*)' is a required property$", e.message) if e.validator == "required" else None
         if missing:  # name the missing field in the path, as a person reads it

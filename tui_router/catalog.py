@@ -58,6 +58,19 @@ class Tool(BaseModel):
 
 TOOL_KEYS = {"id", "when_to_use", "title", "category", "risk", "keywords", "examples", "schema"}
 CATALOG_KEYS = {"name", "description", "none_option", "tools"}
+# An unknown key this close to a known one is a typo (an error); further off, a warning. difflib's
+# usual 0.6 called keys a person adds on purpose typos: `output_schema` "did you mean 'schema'",
+# `kind` 'id', `options` 'none_option'. 0.75 still catches `keywrds`, `rsik`, `shcema`, `tols`.
+TYPO_CUTOFF = 0.75
+# Other names for a known key: an error naming it (pydantic would otherwise take `input_schema`,
+# the field's own name, while the warning said it was ignored).
+KEY_ALIASES = {"input_schema": "schema", "inputSchema": "schema"}
+
+
+def _unknown_key_hint(key: str, known: set[str]) -> str:
+    if key in KEY_ALIASES:
+        return f" (did you mean '{KEY_ALIASES[key]}'?)"
+    return did_you_mean(key, known, cutoff=TYPO_CUTOFF)
 
 
 class Catalog(BaseModel):
@@ -133,9 +146,12 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
     """Validate a parsed TOML document; raise CatalogError listing every problem."""
     problems: list[str] = []
     warnings: list[str] = []
+    if "tools" not in data and ("session" in data or "turns" in data):
+        # the mirror of session.is_catalog_shaped: one sentence, not "no tools" plus two unknown keys
+        raise CatalogError(f"{source}: this is a session file ([session], [[turns]]), not a catalog file ([[tools]])")
     for key in data:
         if key not in CATALOG_KEYS:
-            hint = did_you_mean(key, CATALOG_KEYS)
+            hint = _unknown_key_hint(key, CATALOG_KEYS)
             (problems if hint else warnings).append(f"{source}: unknown top-level key '{key}'{hint}")
 
     name = data.get("name", Path(source).stem if source != "<catalog>" else "catalog")
@@ -167,7 +183,7 @@ def parse_catalog(data: dict[str, Any], source: str = "<catalog>") -> Catalog:
         where = f"{source}: tools[{index}] (id {raw_id!r})" if raw_id is not None else f"{source}: tools[{index}]"
         for key in raw:
             if key not in TOOL_KEYS:
-                hint = did_you_mean(key, TOOL_KEYS)
+                hint = _unknown_key_hint(key, TOOL_KEYS)
                 (problems if hint else warnings).append(f"{where}: unknown field '{key}'{hint}")
         if isinstance(raw_id, str):  # by the raw id, so a copy of an invalid first entry is still caught
             if raw_id in seen:

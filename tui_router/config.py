@@ -1,8 +1,8 @@
 """Configuration: TOML validated by pydantic; every default runs with no file at all.
 
-Lookup order: --config, then $TUI_ROUTER_CONFIG, then ./tui-router.toml, then
-$XDG_CONFIG_HOME/tui-router/config.toml. Unknown keys are errors naming the key, with a
-did-you-mean. Secrets are never values here, only the names of environment variables.
+Lookup order: --config, then $TUI_ROUTER_CONFIG, then ./tui-router.toml, then the user config
+folder (platformdirs: $XDG_CONFIG_HOME/tui-router/config.toml on Linux). Unknown keys are errors
+naming the key, with a did-you-mean. Secrets are never values here, only the names of environment variables.
 """
 
 from __future__ import annotations
@@ -260,8 +260,11 @@ def default_sessions_path() -> Path:
 
 
 def user_config_path() -> Path:
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(xdg) / "tui-router" / "config.toml"
+    """<user config dir>/config.toml via platformdirs, like the sessions folder: on Linux
+    $XDG_CONFIG_HOME/tui-router/config.toml (~/.config/... when that is unset or blank)."""
+    from platformdirs import user_config_path as platform_config_path
+
+    return platform_config_path("tui-router", appauthor=False) / "config.toml"
 
 
 def load_config(explicit: str | Path | None = None) -> Config:

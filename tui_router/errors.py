@@ -35,7 +35,7 @@ class SessionError(UserError):
     pass
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """' (did you mean 'x'?)' or '' when nothing is close."""
-    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
+    """' (did you mean 'x'?)' or '' when nothing is close (difflib ratio below `cutoff`)."""
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return f" (did you mean '{match[0]}'?)" if match else ""

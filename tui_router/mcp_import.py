@@ -177,6 +177,8 @@ def _risk(annotations: dict[str, Any]) -> Risk:
 
 def catalog_from_tools(tools: list[dict[str, Any]], name: str, none_option: str = DEFAULT_NONE_OPTION) -> ImportResult:
     """Catalog data from MCP tool definitions (tools/list items as JSON dicts)."""
+    from .arguments import schema_problem  # jsonschema only when importing
+
     if not tools:
         raise MCPImportError("the MCP server lists no tools; there is nothing to import")
     taken = {none_option}
@@ -214,9 +216,14 @@ def catalog_from_tools(tools: list[dict[str, Any]], name: str, none_option: str 
             notes.append(f"{tool_id}: its schema nests {depth} levels deep, past the {MAX_SCHEMA_DEPTH} a catalog file holds; it was left out (write a flatter one)")
         elif isinstance(schema, dict):
             dropped: list[str] = []
-            entry["schema"] = _without_nulls(schema, "schema", dropped)
+            kept = _without_nulls(schema, "schema", dropped)
             if dropped:
                 notes.append(f"{tool_id}: TOML cannot hold null; dropped {', '.join(dropped[:4])}" + (f" (+{len(dropped) - 4})" if len(dropped) > 4 else ""))
+            if problem := schema_problem(kept):  # `catalog validate` would refuse the file
+                shown = problem if len(problem) <= 200 else problem[:200] + "..."
+                notes.append(f"{tool_id}: its schema is not valid JSON Schema ({shown}); it was left out")
+            else:
+                entry["schema"] = kept
         entries.append(entry)
 
     data: dict[str, Any] = {"name": name, "description": "Imported from an MCP server", "none_option": none_option, "tools": entries}

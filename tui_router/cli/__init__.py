@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Triage how AI agents route requests to tools. With no command, opens the console.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.add_argument("--config", metavar="PATH", help="config file (default: $TUI_ROUTER_CONFIG, ./tui-router.toml, $XDG_CONFIG_HOME/tui-router/config.toml, ~/.config when unset; `tui-router locate config` tells which)")
+    parser.add_argument("--config", metavar="PATH", help="config file (default: $TUI_ROUTER_CONFIG, ./tui-router.toml, then tui-router/config.toml in the user config folder: $XDG_CONFIG_HOME, ~/.config when unset; `tui-router locate config` tells which)")
     parser.add_argument("--catalog", metavar="PATH", help="catalog file or bundled catalog name (default: demo)")
     parser.add_argument("--backend", metavar="NAME", help="decision backend: auto (default: semantic when installed, else local), local, bm25, systemone, semantic")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

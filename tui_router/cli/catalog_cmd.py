@@ -19,9 +19,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     import sys
 
+    from ..arguments import schema_problem
     from ..catalog import load_catalog
+    from ..errors import CatalogError
 
     catalog = load_catalog(args.path)
+    # Checked here, not at every load: jsonschema is a heavy import and the console starts without it.
+    # At run time the arguments step reports such a schema on every argument set it builds.
+    problems = []
+    for index, tool in enumerate(catalog.tools):
+        if tool.input_schema and (problem := schema_problem(tool.input_schema)):
+            shown = problem if len(problem) <= 300 else problem[:300] + "..."
+            problems.append(f"{catalog.path}: tools[{index}] (id {tool.id!r}): field 'schema' is not valid JSON Schema: {shown}")
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        # the warnings too, as the loader does: fixing the errors should not reveal a second list
+        raise CatalogError(f"{catalog.path}: {len(problems)} {noun} in the catalog", problems + [f"warning: {w}" for w in catalog.warnings])
     for warning in catalog.warnings:
         print(f"tui-router: warning: {warning}", file=sys.stderr)
     cats = len(catalog.categories())
