@@ -39,7 +39,7 @@ def write_catalog(path: Path, tools: list[dict], **head: object) -> Path:
 def test_an_id_of_64_characters_is_valid_and_65_is_refused_by_catalog_validate(tmp_path: Path) -> None:
     ok = write_catalog(tmp_path / "ok.toml", [{"id": "a" + "b" * 63, "when_to_use": "Do a thing."}])
     result = tui_router("catalog", "validate", str(ok), env=hermetic(tmp_path))
-    assert result.returncode == 0 and ": ok - catalog 'spec', 1 tools" in result.stdout
+    assert result.returncode == 0 and ": ok - catalog 'spec', 1 tool " in result.stdout
     long_id = "a" + "b" * 64
     bad = write_catalog(tmp_path / "bad.toml", [{"id": "send_sms", "when_to_use": "Text."}, {"id": long_id, "when_to_use": "Do a thing."}])
     result = tui_router("catalog", "validate", str(bad), env=hermetic(tmp_path))
