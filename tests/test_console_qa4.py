@@ -45,3 +45,36 @@ async def test_candidates_do_not_count_a_turn_against_another_catalog(tmp_path: 
         assert not app.screen_stack[0].has_class("-catalog-open")  # narrow: the panes are shown
         text = screen_text(app)
         assert "another catalog" in text and "of 4 options" not in text, text
+
+
+async def test_typing_in_the_catalog_list_types_in_its_filter(tmp_path: Path) -> None:
+    # The help says "Catalog pane: type  filter tools", but a letter typed in the list (not its
+    # filter box) did nothing, or worse: `q` quit the console.
+    from textual.widgets import Input, OptionList
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        listing = app.query_one("#catalog-list", OptionList)
+        box = app.query_one("#catalog-filter", Input)
+        listing.focus()
+        await pilot.pause()
+        await pilot.press("down")  # the list's own keys still move in it
+        await pilot.pause()
+        assert app.focused is listing and box.value == ""
+        await pilot.press("q", "u", "e")  # "q" is typed, it does not quit
+        await pilot.pause()
+        assert app.is_running and app.focused is box and box.value == "que" and box.cursor_position == 3
+        shown = [listing.get_option_at_index(i).id for i in range(listing.option_count) if not listing.get_option_at_index(i).disabled]
+        assert shown and "list_events" not in shown and set(shown) <= {"create_reminder", "search_docs", "ask_user", "human_review", "defer_to_llm"}, shown
+        await pilot.press("enter")  # the filter's enter goes back to the list, then typing appends
+        await pilot.pause()
+        assert app.focused is listing
+        await pilot.press("space", "x")
+        await pilot.pause()
+        assert app.focused is box and box.value == "que x"
+        listing.focus()
+        await pilot.pause()
+        await pilot.press("question_mark")  # help still opens from the list
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen", type(app.screen).__name__
