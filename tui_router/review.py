@@ -154,9 +154,11 @@ class LabelEdit:
 
 
 def live_label_refusal(path: Path) -> str:
+    import shlex
+
     return (
         f"{path} is a live file the MCP server records, so nothing was written to it; label its turns in a "
-        f"console that follows it (tui-router open --follow {path}), which copies them into its own session"
+        f"console that follows it (tui-router open --follow {shlex.quote(str(path))}), which copies them into its own session"
     )
 
 
