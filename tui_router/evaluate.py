@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from .errors import SessionError, UserError, did_you_mean
 from .policy import Action, Band
 from .route import Decision
-from .session import Session, Turn, iter_session_files, load_session
+from .session import Session, Turn, iter_session_files, load_session, repeated_turns
 
 if TYPE_CHECKING:
     from .catalog import Catalog, Tool
@@ -216,12 +216,15 @@ def replay_report(rows: list[ReplayRow]) -> ReplayReport:
     )
 
 
-def replay_session(router: Router, session: Session) -> ReplayReport:
-    """Route every turn of a session again (never using a turn as evidence for itself) and diff."""
+def replay_session(router: Router, session: Session, skip: Iterable[int] = ()) -> ReplayReport:
+    """Route every turn of a session again (never using a turn as evidence for itself) and diff;
+    `skip`: indexes left out (turns another file holds too, session.repeated_turns)."""
     none_option = router.catalog.none_option
+    left_out = set(skip)
     rows = [
         replay_row(i, turn, router.route(turn.message, holdout=turn.message), none_option)
         for i, turn in enumerate(session.turns)
+        if i not in left_out
     ]
     return replay_report(rows)
 
@@ -245,11 +248,12 @@ def load_cases(paths: Sequence[str | Path], label_sources: Iterable[str] | None 
     if not files:
         raise EvalError(f"no session files in {', '.join(str(p) for p in paths)}")
     sessions = [load_session(f) for f in files]
+    repeated = repeated_turns(sessions)  # a followed live file's turns count once, from the copy
     cases = [
         LabelledCase(source=str(s.path), index=i, turn=t)
         for s in sessions
         for i, t in enumerate(s.turns)
-        if t.label and (sources is None or (t.label_source or "hand") in sources)
+        if t.label and (sources is None or (t.label_source or "hand") in sources) and (s.path, i) not in repeated
     ]
     return cases, sessions
 

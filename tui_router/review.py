@@ -22,7 +22,16 @@ from .catalog import Catalog, Risk
 from .config import Config, PolicyConfig
 from .errors import SessionError, UserError
 from .policy import action_of, band_of, confidence_of, margin_of
-from .session import LabelSource, Session, Turn, dumps_session, iter_session_files, load_session
+from .session import (
+    LabelSource,
+    Session,
+    Turn,
+    dumps_session,
+    is_live_file,
+    iter_session_files,
+    load_session,
+    repeated_turns,
+)
 
 # ---------------------------------------------------------------------------------------------
 # The queue
@@ -77,9 +86,15 @@ def entry_of(path: Path, index: int, turn: Turn) -> QueueEntry:
 
 
 def build_queue(sessions: Iterable[Session], limit: int | None = None) -> list[QueueEntry]:
-    """Unlabelled turns, least certain first (see the module docstring)."""
+    """Unlabelled turns, least certain first (see the module docstring); a followed live file's
+    turns come from the console's copy, once (session.repeated_turns)."""
+    sessions = list(sessions)
+    repeated = repeated_turns(sessions)
     entries = [
-        entry_of(s.path or Path(s.id), i, t) for s in sessions for i, t in enumerate(s.turns) if not t.label
+        entry_of(s.path or Path(s.id), i, t)
+        for s in sessions
+        for i, t in enumerate(s.turns)
+        if not t.label and (s.path or Path(s.id), i) not in repeated
     ]
     entries.sort(key=QueueEntry.sort_key)
     return entries[:limit] if limit is not None else entries
@@ -138,12 +153,28 @@ class LabelEdit:
     backup: Path | None = None  # the copy of a hand-written file's comments this change made
 
 
+def live_label_refusal(path: Path) -> str:
+    import shlex
+
+    return (
+        f"{path} is a live file the MCP server records, so nothing was written to it; label its turns in a "
+        f"console that follows it (tui-router open --follow {shlex.quote(str(path))}), which copies them into its own session"
+    )
+
+
 def write_label(path: Path, index: int, message: str, state: LabelState) -> Path | None:
     """Change one turn's label in its file, under the file's lock: claim it (a console writing it
     refuses, with a sentence), read it now, check the turn is still the one queued, set the label,
     write atomically (refused if someone changed the file since the claim), release. Nothing is
-    written when the turn moved. Returns the comment backup the write made (storage.keep_comments)."""
+    written when the turn moved. Returns the comment backup the write made (storage.keep_comments).
+
+    A live file is refused even when no server holds its lock (one stopped, or rotated to the next
+    file): it is the server's recording, and its followed copy, where labels go, counts instead of
+    it in every folder scan (session.repeated_turns), so a label written here would be hidden."""
     from .storage import SessionFile
+
+    if is_live_file(path):
+        raise SessionError(live_label_refusal(path))
 
     handle = SessionFile.claim(path)
     try:
@@ -413,11 +444,13 @@ def what_if(sessions: Iterable[Session], before: PolicyConfig, after: PolicyConf
     """Re-band every recorded decision under `before` and `after` (recorded confidence, or the
     policy's formula over the recorded probabilities); nothing is routed, nothing written."""
     none_option = catalog.none_option if catalog is not None else "defer_to_llm"
+    sessions = list(sessions)
+    repeated = repeated_turns(sessions)  # a followed live file's turns count once
     rows = []
     for session in sessions:
         for index, turn in enumerate(session.turns):
             d = turn.decision
-            if d is None:
+            if d is None or (session.path or Path(session.id), index) in repeated:
                 continue
             risk = catalog.risk_of(d.choice) if catalog is not None and d.choice else None
             b_band, b_action, _ = _rebanded(turn, before, none_option, risk)

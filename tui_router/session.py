@@ -365,3 +365,43 @@ def iter_session_files(paths: list[str | Path]) -> list[Path]:
         else:
             raise SessionError(f"{path}: no such session file or folder")
     return found
+
+
+# The MCP server's live files (live.py): `mcp-YYYY-MM-DD.toml`, then `-2`, `-3`, ... the same day.
+LIVE_FILE_NAME = re.compile(r"^mcp-(\d{4}-\d{2}-\d{2})(?:-(\d+))?\.toml$")
+
+
+def is_live_file(path: str | Path) -> bool:
+    """A session file the MCP server records (by its name; the server may have stopped)."""
+    return bool(LIVE_FILE_NAME.match(Path(path).name))
+
+
+def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:
+    """(file, index) of the turns a set of session files holds twice, to be left out.
+
+    A console following a live file copies its turns, as they are, into the console's own session
+    (app/follow.py), so a folder holding both (`sessions/` and `sessions/live/`) has every followed
+    turn twice. A live-file turn with a copy in another of these files (the same message at the same
+    time, each copy used once) counts once, from the copy, where labels go; a live turn nobody
+    followed still counts. Only a live turn labelled while its copy is not (an older version wrote
+    review labels into live files) is kept instead of its copy, so no label is lost."""
+    copies: dict[tuple[str, str], list[tuple[Path, int, Turn]]] = {}
+    live: list[tuple[Path, int, Turn]] = []
+    for session in sessions:
+        path = session.path or Path(session.id)
+        for index, turn in enumerate(session.turns):
+            if turn.at is None:
+                continue  # no time: nothing tells a copy from another turn with the same words
+            if is_live_file(path):
+                live.append((path, index, turn))
+            else:
+                copies.setdefault((turn.message, turn.at), []).append((path, index, turn))
+    repeated: set[tuple[Path, int]] = set()
+    for path, index, turn in live:
+        waiting = copies.get((turn.message, turn.at))
+        if not waiting:
+            continue
+        copy_path, copy_index, copy = waiting.pop(0)
+        repeated.add((copy_path, copy_index) if turn.label and not copy.label else (path, index))
+    return repeated
+

@@ -10,7 +10,6 @@ two processes never write the same file. The copy is an ordinary session: eval a
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,13 +18,12 @@ from textual.message import Message
 
 from ..errors import UserError
 from ..live import FILE_PREFIX, open_live
-from ..session import Turn
+from ..session import LIVE_FILE_NAME, Turn
 
 if TYPE_CHECKING:
     from .app import RouterConsole
 
 FOLLOW_INTERVAL = 0.5  # seconds between checks; a stat costs microseconds
-_LIVE_NAME = re.compile(rf"^{FILE_PREFIX}-(\d{{4}}-\d{{2}}-\d{{2}})(?:-(\d+))?\.toml$")
 
 Stamp = tuple[int, int]
 
@@ -34,7 +32,7 @@ def live_files_in(folder: Path) -> list[Path]:
     """The live files of a folder in the order the server started them (day, then -2, -3, ...)."""
     found = []
     for path in folder.glob(f"{FILE_PREFIX}-*.toml"):
-        match = _LIVE_NAME.match(path.name)
+        match = LIVE_FILE_NAME.match(path.name)
         if match:
             found.append(((match.group(1), int(match.group(2) or 1)), path))
     return [path for _, path in sorted(found)]

@@ -29,7 +29,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)
+    _note_options(sub)
     return parser
+
+
+GLOBAL_OPTIONS = {"config": "--config", "catalog": "--catalog", "backend": "--backend"}
+
+
+def _note_options(sub: argparse._SubParsersAction) -> None:
+    """Record on each command which global options it takes (those its own parser offers): one
+    given before a command that does not use it (`tui-router --backend x queue`) is refused in
+    _main, as it is after the command, rather than silently doing nothing."""
+    for command in sub.choices.values():
+        nested = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        if nested:
+            for inner in nested:
+                _note_options(inner)
+            continue
+        dests = {a.dest for a in command._actions}
+        command.set_defaults(_parser=command, _takes=frozenset(d for d in GLOBAL_OPTIONS if d in dests))
 
 
 def _version() -> str:
@@ -59,6 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    command: argparse.ArgumentParser | None = getattr(args, "_parser", None)
+    if command is not None:
+        for dest, option in GLOBAL_OPTIONS.items():
+            if dest not in args._takes and getattr(args, dest, None) is not None:
+                command.error(f"{option} does nothing for `{command.prog}`; leave it out (see `{command.prog} --help`)")
     if getattr(args, "json", False) or getattr(args, "data_output", False):
         sys.stdout.data = True  # a JSON or TOML document: \uXXXX keeps it valid
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)

@@ -302,7 +302,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     )
     from ..report import print_sections, replay_sections
     from ..route import build_router
-    from ..session import iter_session_files, load_session
+    from ..session import iter_session_files, load_session, repeated_turns
 
     known = [*REPLAY_GATE_METRICS, *(m for m in EVAL_GATE_METRICS if m not in REPLAY_GATE_METRICS)]
     conditions = parse_gate(args.gate, known) if args.gate else None
@@ -313,10 +313,11 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     catalog = _catalog(config)
     _check_replayable(sessions, catalog)
     router = build_router(config, catalog)
+    repeated = repeated_turns(sessions)  # a followed live file's turns are replayed once, from the copy
     per_file = []
     try:
         for session in sessions:
-            per_file.append((session, replay_session(router, session)))
+            per_file.append((session, replay_session(router, session, {i for path, i in repeated if path == session.path})))
     finally:
         router.backend.close()
     rows = [row for _, report in per_file for row in report.rows]

@@ -73,11 +73,17 @@ def run_queue(args: argparse.Namespace) -> int:
 
 def run_review(args: argparse.Namespace) -> int:
     from ..review import Review, reviewer_name
+    from ..session import is_live_file
     from .console_cmd import _check_catalog
 
     config = config_from_args(args)
     _check_catalog(config)
     review = Review.of_files(args.sessions, reviewer=reviewer_name(config))
+    if review.entries and all(is_live_file(e.file) for e in review.entries):
+        from ..errors import UserError
+        from ..review import live_label_refusal
+
+        raise UserError(live_label_refusal(review.entries[0].file))  # every label would be refused
     from functools import partial
 
     from ..app import run_review as open_review

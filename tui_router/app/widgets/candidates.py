@@ -22,11 +22,18 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
         return Content.styled("Retrieving…" if view.routing else "Not routed.", "$text-muted")
     d = view.decision
     total = len(catalog.option_ids) if catalog else None  # the same count as the header and the Catalog pane
-    head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
-    if total is not None:
+    # a turn routed with another catalog (the catalog switched since): its candidates are not drawn
+    # from this one, so "7 candidates of 4 options" was nonsense; say so instead of counting
+    other = catalog is not None and any(c not in catalog and c != catalog.none_option for c in d.candidates)
+    prefix = f"{d.retrieval} · " if d.retrieval else ""
+    head = prefix + f"{len(d.candidates)} candidate" + ("s" if len(d.candidates) != 1 else "")
+    if other:  # the longest that fits on one line
+        tiers = [f"{head}, routed with another catalog", f"{head} of another catalog", f"{prefix}{len(d.candidates)} of another catalog"]
+        head = next((t for t in tiers if len(t) <= width), tiers[-1])
+    elif total is not None:
         head += f" of {total} options"
         if len(head) > width:  # one line in a narrow pane
-            head = (f"{d.retrieval} · " if d.retrieval else "") + f"{len(d.candidates)} of {total} options"
+            head = prefix + f"{len(d.candidates)} of {total} options"
     lines: list[Content] = [Content.styled(visible(head), "$text-muted")]
     if not d.candidates:
         lines.append(Content.styled("No candidates: nothing in the catalog matched.", "$text-muted"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -99,7 +100,8 @@ class CatalogPane(Vertical):
         self.catalog: Catalog | None = None
 
     def compose(self) -> ComposeResult:
-        yield SafeInput(placeholder="filter the catalog", id="catalog-filter", compact=True)
+        # no select-all on focus: a letter typed in the list comes here (on_key) and adds to the filter
+        yield SafeInput(placeholder="filter the catalog", id="catalog-filter", compact=True, select_on_focus=False)
         yield OptionList(id="catalog-list")
         with VerticalScroll(id="catalog-detail-scroll"):
             yield Static(Content.styled("Loading the catalog…", "$text-muted"), id="catalog-detail")
@@ -145,6 +147,18 @@ class CatalogPane(Vertical):
         if event.input.id == "catalog-filter":
             event.stop()
             self.query_one("#catalog-list", OptionList).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing in the list filters it, as the help says ("type: filter tools"): the character
+        moves focus to the filter box and is typed there. `?` keeps opening the help."""
+        options = self.query_one("#catalog-list", OptionList)
+        if self.app.focused is not options or not event.is_printable or not event.character or event.character == "?":
+            return
+        event.stop()
+        event.prevent_default()
+        box = self.query_one("#catalog-filter", Input)
+        box.focus()
+        box.insert_text_at_cursor(event.character)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
