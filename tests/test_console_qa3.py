@@ -86,8 +86,12 @@ async def test_the_what_if_dialog_shows_its_own_keys_and_scrolls_at_80x24(tmp_pa
         assert app.show_what_if("1 1")  # every turn below confidence 1 drops to the fallback
         await pilot.pause()
         assert type(app.screen).__name__ == "WhatIfScreen"
-        text = screen_text(app)
-        footer = text.splitlines()[-1]
+        for _ in range(100):  # the dialog's footer is drawn a refresh or two later on a loaded machine
+            text = screen_text(app)
+            footer = text.splitlines()[-1]
+            if footer.strip():
+                break
+            await pilot.pause(0.05)
         assert "esc Close" in footer and "Accept" not in footer, footer
         assert "escape: close" in text
         scroll = app.screen.query_one("#whatif-scroll", VerticalScroll)
