@@ -57,10 +57,10 @@ async def test_the_console_shows_turns_another_process_appends(tmp_path: Path) -
             assert log.row_cells(1)["choice"] == "list_events"
             assert app.session.turns[1].tags == ["mcp:route_request", "client:follow-agent"]
 
-            # opening the live file for writing is refused while the server holds it; following goes on
+            # opening the live file it follows is not a second writer: it says so and following goes on
             app.open_session_file(str(path))
             await settle(app, pilot)
-            assert any("a tui-router mcp-serve (pid" in n and "is writing this live session" in n for n in notifications(app))
+            assert notifications(app)[-1] == f"Already following {path}: its turns are copied into this session."
             assert app.session.path != path and app.follow_path == path
 
             await agent.call_tool("search_tools", {"query": "documentation"})

@@ -39,7 +39,10 @@ FILE_PREFIX = "mcp"
 def turn_toml(info: SessionInfo, turn: Turn) -> str:
     """One `[[turns]]` entry exactly as `dumps_session` writes it."""
     one = session_to_dict(Session(session=info, turns=[turn]))
-    return tomlio.dumps({"turns": one["turns"]})
+    text = tomlio.dumps({"turns": one["turns"]})
+    if not text.startswith("[[turns]]"):  # a short turn is written inline, read back as session.turns
+        text = "[[turns]]\n" + tomlio.dumps(one["turns"][0])  # (as workspace._turn_toml does)
+    return text
 
 
 def head_toml(info: SessionInfo) -> str:

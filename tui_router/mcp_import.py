@@ -64,7 +64,8 @@ class ImportResult(BaseModel):
         if self.skipped:
             header.append("# MCP tools left out (their definitions are invalid):")
             header += [f"#   {_comment(line)}" for line in self.skipped]
-        return "\n".join(header) + "\n\n" + tomli_w.dumps(self.data)
+        # a server's JSON may escape a lone surrogate ("\\ud800"): U+FFFD, so stdout or --out can take it
+        return tomlio.replace_surrogates("\n".join(header) + "\n\n" + tomli_w.dumps(self.data))
 
 
 def check_loads_back(text: str) -> None:

@@ -299,7 +299,9 @@ def dumps_session(session: Session) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, then os.replace: never half a file."""
+    """Write via a temp file in the same folder, fsync, then os.replace: never half a file. Lone
+    surrogates are written as U+FFFD (tomlio.replace_surrogates) instead of failing the write."""
+    text = tomlio.replace_surrogates(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -36,7 +36,7 @@ import threading
 from pathlib import Path
 
 from .errors import SessionError
-from .session import atomic_write_text
+from .session import atomic_write_text, is_live_file
 
 try:
     import fcntl
@@ -277,7 +277,10 @@ def create_session_file(folder: Path, stem: str) -> Path:
 
 def write_session_text(path: str | Path, text: str) -> Path | None:
     """Write a session file this process writes (claiming it first if needed); the comment backup
-    this write made, if any."""
+    this write made, if any. A live file (the MCP server's recording, session.is_live_file) is refused:
+    it has one writer, the server (live.py writes it through SessionFile, not through here)."""
+    if is_live_file(path):
+        raise SessionError(f"{path} is a live file the MCP server records; the console never writes it (nothing was written)")
     return claim_session_file(path).write(text)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -81,13 +82,26 @@ def _has_crlf(value: Any) -> bool:
     return False
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """Text every UTF-8 encoder takes. A Python string can hold surrogates (undecodable argv bytes,
+    a JSON "\\ud800" escape, a surrogateescape read) and encoding one raises UnicodeEncodeError: a
+    high-low pair becomes the character it stands for, a lone surrogate U+FFFD."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def dumps(data: dict[str, Any]) -> str:
     """TOML text for a session file: multi-line strings (diff-friendly), except when a string holds
     CR LF, which tomli_w writes into a multi-line string as a bare newline (the text would come back
-    changed); then every string is written on one line, escapes and all."""
+    changed); then every string is written on one line, escapes and all. Lone surrogates become
+    U+FFFD (replace_surrogates), so the text can always be written, and sized, as UTF-8."""
     import tomli_w
 
-    return tomli_w.dumps(data, multiline_strings=not _has_crlf(data))
+    return replace_surrogates(tomli_w.dumps(data, multiline_strings=not _has_crlf(data)))
 
 
 def loads(text: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from .session import (
     Turn,
     TurnDecision,
     dumps_session,
+    is_live_file,
     new_session_id,
     session_to_dict,
     unused_path,
@@ -300,6 +301,8 @@ class Workspace:
             target = target.with_name(target.name + ".toml")
         if not target.is_absolute() and len(target.parts) == 1:
             target = self.sessions_dir / target
+        if is_live_file(target):
+            raise UserError(f"{target.name} is the name of a live file the MCP server records (mcp-YYYY-MM-DD.toml); choose another name (nothing was written).")
         current = self.session.path
         if target.exists() and (current is None or target.resolve() != current.resolve()):
             raise UserError(f"{target} already exists; choose another name (nothing was overwritten).")
@@ -330,8 +333,10 @@ class Workspace:
         release_session_file(self.session.path)
 
     # -- switching sessions ------------------------------------------------------------------
-    def new_session(self, catalog: str | None = None, backend: str | None = None, model: str | None = None) -> Session:
-        return Session(session=SessionInfo(id=new_session_id(), created=self.now_iso(), catalog=catalog, backend=backend, model=model))
+    def new_session(
+        self, catalog: str | None = None, backend: str | None = None, model: str | None = None, session_id: str | None = None
+    ) -> Session:
+        return Session(session=SessionInfo(id=session_id or new_session_id(), created=self.now_iso(), catalog=catalog, backend=backend, model=model))
 
     def switch(self, session: Session) -> None:
         """Continue another session (the caller saved this one first); this one's file is released."""

@@ -37,6 +37,23 @@ def harden_terminal_input() -> None:
     install()
 
 
+def live_open_notice(path: Path) -> str:
+    """Said when a live file is opened: it is followed instead (the console never writes it)."""
+    return (
+        f"{path} is a live file the MCP server records, so the console never writes it: it is followed instead, "
+        "its turns copied into a new session of this console's own, where your labels are saved."
+    )
+
+
+def live_open_refusal(path: Path) -> str:
+    import shlex
+
+    return (
+        f"{path} is a live file the MCP server records, so the console never writes it; follow it with "
+        f"tui-router open --follow {shlex.quote(str(path))} (its turns are copied into a session of the console's own)"
+    )
+
+
 def run_console(
     config: Config, session_path: str | Path | None = None, follow: str | Path | None = None, command_line: CommandLine | None = None
 ) -> int:
@@ -47,9 +64,17 @@ def run_console(
     A session file that cannot be read raises SessionError before anything is drawn (the file is
     left untouched).
     """
-    from ..session import load_session, looks_like_catalog_file
+    from ..session import is_live_file, load_session, looks_like_catalog_file
     from ..storage import claim_session_file, release_session_file
 
+    notice = None
+    if session_path and is_live_file(session_path):
+        # the MCP server's recording has one writer: the console follows it into a session of its own
+        if follow is not None and Path(follow).resolve() != Path(session_path).resolve():
+            from ..errors import SessionError
+
+            raise SessionError(live_open_refusal(Path(session_path)))
+        follow, session_path, notice = session_path, None, live_open_notice(Path(session_path))
     # a catalog is refused by the reader below, untouched: no lock file is made beside it
     if session_path and Path(session_path).is_file() and not looks_like_catalog_file(Path(session_path)):
         claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
@@ -71,7 +96,9 @@ def run_console(
         check_terminal()
         from .app import RouterConsole
 
-        app = RouterConsole(config, session=session, session_id=session_id, follow=follow, command_line=command_line)
+        app = RouterConsole(
+            config, session=session, session_id=session_id, follow=follow, command_line=command_line, notice=notice
+        )
     except BaseException:
         release_session_file(session_path)  # refused before drawing: the lock and its file go
         raise

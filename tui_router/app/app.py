@@ -31,7 +31,7 @@ from textual.worker import Worker, WorkerState
 from ..config import Config, PolicyConfig
 from ..decide import BACKEND_NAMES
 from ..errors import UserError
-from ..session import Session, Turn, TurnDecision, load_session, looks_like_catalog_file
+from ..session import Session, Turn, TurnDecision, is_live_file, load_session, looks_like_catalog_file, new_session_id
 from ..storage import claim_session_file, release_session_file
 from ..textsafe import visible
 from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, waits_for_fallback
@@ -105,8 +105,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         follow: Path | None = None,
         review: Review | None = None,
         command_line: Callable[[Config], Config] | None = None,
+        notice: str | None = None,
     ) -> None:
         super().__init__()
+        self._notice_on_mount = notice  # said once drawn (e.g. why a live file is followed, not opened)
         # --catalog/--backend/--base-url given at start: `config: reload` applies them to the file again
         self._command_line = command_line
         self._follow_on_mount = follow  # a live session file to follow (follow.py)
@@ -198,6 +200,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             from .screens.review import ReviewScreen
 
             self.push_screen(ReviewScreen(self.review, quit_on_close=True))
+        if self._notice_on_mount:
+            self.notify(self._notice_on_mount, timeout=12, markup=False)
         if self._follow_on_mount is not None:
             self.follow_file(self._follow_on_mount)
         if not self.is_headless:
@@ -871,6 +875,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def open_session_file(self, value: str) -> None:
         path = Path(value).expanduser()
+        if is_live_file(path):
+            self.open_live_file(path)
+            return
         already = self.session.path is not None and path.resolve() == self.session.path.resolve()
         try:
             if path.is_file() and not looks_like_catalog_file(path):  # (a catalog: the reader refuses it)
@@ -885,6 +892,33 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
         elif not already:
             release_session_file(path)
+
+    def open_live_file(self, path: Path) -> None:
+        """A live file is the MCP server's recording and the console never writes it: opening one
+        follows it into a new session of this console's own (as `tui-router open --follow` does)."""
+        from . import live_open_notice
+
+        if not path.is_file():
+            self.notify(f"{path}: no such live file to follow.", title="Cannot open", severity="error", markup=False)
+            return
+        followed = self.follow_path.resolve() if self.follow_path is not None else None
+        if followed is not None and followed in (path.resolve(), path.resolve().parent):
+            self.notify(f"Already following {path}: its turns are copied into this session.", markup=False)
+            return
+        if not self.save_now():
+            return
+        router = self.router
+        session_id = new_session_id(f"follow-{path.stem}")
+        session = (
+            self.workspace.new_session(router.catalog.name, router.backend.name, router.backend.model, session_id=session_id)
+            if router is not None
+            else self.workspace.new_session(session_id=session_id)
+        )
+        if not self.switch_session(session):
+            return
+        # follow_file starts afresh on another path: the new session copies every turn of the file
+        self.notify(live_open_notice(path), timeout=12, markup=False)
+        self.follow_file(path)
 
     def action_new_session(self) -> None:
         if not self.save_now():

@@ -16,7 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "open",
         help="open a saved session in the console and continue it",
-        description="Open a saved session file in the console; new turns and labels are saved back to it.",
+        description="Open a saved session file in the console; new turns and labels are saved back to it. "
+        "A live file from `tui-router mcp-serve` (mcp-YYYY-MM-DD.toml) is never written: it is followed instead, "
+        "as with --follow, into a new session of the console's own.",
     )
     parser.add_argument("file", metavar="FILE", nargs="?", help="a session file (TOML); optional with --follow")
     parser.add_argument(
