@@ -32,6 +32,7 @@ from .session import (
     unused_path,
 )
 from .storage import create_session_file, release_session_file, write_session_text
+from .textsafe import visible
 
 # How each outcome reads on screen (the file keeps the ids).
 OUTCOME_TEXT = {
@@ -295,6 +296,8 @@ class Workspace:
         value = value.strip()
         if not value:
             raise UserError("Give a name or a path ending in .toml.")
+        if visible(value, single_line=True) != value:  # a pasted NUL crashed the console (os.open ValueError); ESC in a file name is no better
+            raise UserError(f"A session name cannot hold control characters: {visible(value, single_line=True)[:80]}; nothing was saved.")
         target = Path(value).expanduser()
         if target.suffix != ".toml":
             target = target.with_name(target.name + ".toml")
