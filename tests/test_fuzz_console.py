@@ -21,11 +21,23 @@ import sys
 import tempfile
 from pathlib import Path
 
-from app_harness import Recorder, fallback_section, make_app, make_config, settle, submit
+import pytest
+from app_harness import (
+    AGENDA,
+    REMINDER,
+    Recorder,
+    fallback_section,
+    make_app,
+    make_config,
+    notifications,
+    settle,
+    submit,
+)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from servers.hostile import ESCAPES
 from test_terminal_escapes import RAW, terminal_output
+from textual import events
 
 from tui_router.app.messages import TurnSubmitted
 from tui_router.session import load_session
@@ -45,6 +57,7 @@ HOSTILE = [
     "ذكرني بالاتصال \u202eabc\u2067 עברית",
     "bell\x07 nul\x00 del\x7f c1\x85\x9b2J cr\rlf\n tab\t",
     "remind me to call the dentist " * 170,  # ~5k characters
+    "~no-such-user-here/s",
     "../outside-session",  # a path relative to the working folder: a session file one level up, still in the example folder
     "show my calendar agenda for monday",
     "how do I export a report, check the documentation",
@@ -122,8 +135,6 @@ async def monkey(folder: Path, size: tuple[int, int], policy: dict, steps: list[
             elif kind == "log":
                 await pilot.press("escape", str(value))
             elif kind == "paste":
-                from textual import events
-
                 if app.focused is not None:
                     app.focused.post_message(events.Paste(str(value)))
                 await pilot.pause()
@@ -183,8 +194,6 @@ def test_random_keyboard_sessions_keep_every_turn_and_write_nowhere_else(tmp_pat
 async def test_save_as_a_pasted_name_with_a_nul_byte_is_refused_in_a_sentence(tmp_path: Path) -> None:
     # ctrl+s, then a paste holding NUL and ESC into the name box, Enter: os.open raised ValueError
     # ("embedded null byte") in the prompt's callback and the console died with a traceback.
-    from app_harness import AGENDA, notifications
-
     app = make_app(make_config(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
@@ -192,14 +201,43 @@ async def test_save_as_a_pasted_name_with_a_nul_byte_is_refused_in_a_sentence(tm
         path = app.session.path
         await pilot.press("ctrl+s")
         await pilot.pause()
-        from textual import events
-
         app.focused.post_message(events.Paste("nul\x00 esc\x1b[2J"))
         await pilot.pause()
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.session.path == path  # still saving to the old file
-        assert any("cannot hold control characters: " in n and "\\x00" in n for n in notifications(app)), notifications(app)
-        await submit(app, pilot, "remind me to call the dentist tomorrow")
-    assert [t.message for t in load_session(path).turns] == [AGENDA, "remind me to call the dentist tomorrow"]
+        assert notifications(app)[-1] == "A path or name cannot hold control characters: nul\\x00 esc\\x1b[2J; nothing changed."
+        await submit(app, pilot, REMINDER)
+    assert [t.message for t in load_session(path).turns] == [AGENDA, REMINDER]
     assert sorted(p.name for p in (tmp_path / "sessions").iterdir() if p.suffix == ".toml") == [path.name]
+
+
+# Every prompt that takes a path: NUL -> ValueError, an unknown ~user -> RuntimeError, a 5,000-char
+# name -> OSError ENAMETOOLONG, each raised in the prompt's callback and fatal to the console.
+PATH_PROMPTS = ["action_save_as", "action_open_file", "action_follow_file", "action_replay_file", "action_open_catalog", "action_open_config"]
+BAD_PATHS = [
+    ("a\x00b.toml", "A path or name cannot hold control characters: a\\x00b.toml; nothing changed."),
+    ("~no-such-user-here/x.toml", "~no-such-user-here/x.toml: not a usable path (Could not determine home directory.); nothing changed."),
+    ("x" * 5000, "x" * 80 + ": not a usable path (File name too long); nothing changed."),
+]
+
+
+@pytest.mark.parametrize("action", PATH_PROMPTS)
+async def test_a_path_prompt_refuses_an_unusable_path_in_a_sentence_and_keeps_the_session(tmp_path: Path, action: str) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        path, catalog = app.session.path, app.router.catalog.name
+        for typed, said in BAD_PATHS:
+            getattr(app, action)()
+            await pilot.pause()
+            app.focused.post_message(events.Paste(typed))
+            await pilot.pause()
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert notifications(app)[-1] == said
+            assert app.screen is app.screen_stack[0] and app.session.path == path and app.router.catalog.name == catalog
+        await submit(app, pilot, REMINDER)
+    assert [t.message for t in load_session(path).turns] == [AGENDA, REMINDER]
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.suffix == ".toml") == sorted(["tiny.toml", path.name])
