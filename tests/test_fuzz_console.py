@@ -41,6 +41,7 @@ from textual import events
 
 from tui_router.app.messages import TurnSubmitted
 from tui_router.session import load_session
+from tui_router.textsafe import is_safe
 
 TOOLS = {"create_reminder", "list_events", "send_sms", "search_docs", "ask_user", "human_review", "defer_to_llm"}
 
@@ -149,6 +150,8 @@ async def monkey(folder: Path, size: tuple[int, int], policy: dict, steps: list[
                     assert raw not in out, f"{raw!r} reached the terminal after {kind} {value!r:.60}"
         if app.is_running:
             await settle(app, pilot)
+        for note in notifications(app):
+            assert "Traceback" not in note and is_safe(note), repr(note)
         session = app.session
         log_turns = list(app.log_table.turns) if app.is_running else list(session.turns)
     # the app has quit and saved; what is on disk is what the log showed
@@ -175,9 +178,12 @@ _counter = itertools.count()
 def test_random_keyboard_sessions_keep_every_turn_and_write_nowhere_else(tmp_path: Path, size, policy, steps) -> None:
     global _WATCH
     folder = Path(tempfile.mkdtemp(dir=tmp_path, prefix=f"ex{next(_counter)}-"))
-    cwd = os.getcwd()
+    cwd, env = os.getcwd(), dict(os.environ)
     (folder / "cwd").mkdir()
     os.chdir(folder / "cwd")  # a relative path typed in a prompt ("../x") lands in the example's folder, not the repo
+    # the palette's "Save screenshot" (Textual's) writes to the Downloads folder, as asked: ~ and the
+    # XDG folders point into the example's folder for that (and for "~/x" typed in a prompt)
+    os.environ.update(HOME=str(folder / "home"), XDG_CONFIG_HOME=str(folder / "home" / ".config"), XDG_DOWNLOAD_DIR=str(folder / "downloads"))
     _WATCH = []
     try:
         asyncio.run(monkey(folder, size, policy, steps))
@@ -185,6 +191,8 @@ def test_random_keyboard_sessions_keep_every_turn_and_write_nowhere_else(tmp_pat
     finally:
         _WATCH = None
         os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
     assert not written, f"wrote outside the example's folder: {written}"
 
 
