@@ -33,6 +33,7 @@ from .session import (
     unused_path,
 )
 from .storage import create_session_file, release_session_file, write_session_text
+from .textsafe import visible
 
 # How each outcome reads on screen (the file keeps the ids).
 OUTCOME_TEXT = {
@@ -72,6 +73,23 @@ class Snapshot:
     path: Path
     text: str
     seq: int
+
+
+def typed_path(value: str) -> Path:
+    """A path typed or pasted in a console prompt, or a UserError sentence. A pasted NUL (ValueError),
+    an unknown ~user (RuntimeError) or a name too long for the file system (OSError) escaped the
+    prompts' callbacks and killed the console; ESC in a file name is refused too."""
+    value = value.strip()
+    shown = visible(value, single_line=True)
+    if shown != value:
+        raise UserError(f"A path or name cannot hold control characters: {shown[:80]}; nothing changed.")
+    try:
+        path = Path(value).expanduser()
+        path.exists()  # the file system's refusals (ENAMETOOLONG...) surface here, as a sentence
+    except (OSError, RuntimeError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UserError(f"{shown[:80]}: not a usable path ({reason}); nothing changed.") from None
+    return path
 
 
 class Workspace:
@@ -296,7 +314,7 @@ class Workspace:
         value = value.strip()
         if not value:
             raise UserError("Give a name or a path ending in .toml.")
-        target = Path(value).expanduser()
+        target = typed_path(value)
         if target.suffix != ".toml":
             target = target.with_name(target.name + ".toml")
         if not target.is_absolute() and len(target.parts) == 1:

@@ -34,7 +34,7 @@ from ..errors import UserError
 from ..session import Session, Turn, TurnDecision, is_live_file, load_session, looks_like_catalog_file, new_session_id
 from ..storage import claim_session_file, release_session_file
 from ..textsafe import visible
-from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, waits_for_fallback
+from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, typed_path, waits_for_fallback
 from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail, confirm_arguments_text, record_of
 from .follow import LiveFollow
 from .format import display_path, one_line, shorten
@@ -868,13 +868,24 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def action_follow_file(self) -> None:
         def chosen(value: str | None) -> None:
-            if value:
-                self.follow_file(Path(value))
+            path = self._path_from_prompt(value) if value else None
+            if path is not None:
+                self.follow_file(path)
 
         self.push_screen(PromptModal("Follow live session file or folder", placeholder="sessions/live or sessions/live/mcp-2026-11-30.toml"), chosen)
 
+    def _path_from_prompt(self, value: str) -> Path | None:
+        """The path typed in a prompt, or None after a notification saying why it cannot be one."""
+        try:
+            return typed_path(value)
+        except UserError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return None
+
     def open_session_file(self, value: str) -> None:
-        path = Path(value).expanduser()
+        path = self._path_from_prompt(value)
+        if path is None:
+            return
         if is_live_file(path):
             self.open_live_file(path)
             return
@@ -969,7 +980,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def replay_file(self, value: str) -> None:
         try:
-            session = load_session(Path(value).expanduser())
+            session = load_session(typed_path(value))
             if self.router is not None:  # the checks eval and `tui-router replay` make
                 from ..evaluate import check_sessions
 
@@ -1004,7 +1015,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         from ..resources import bundled_catalogs
 
         value = value.strip()
-        path = Path(value).expanduser()
+        path = self._path_from_prompt(value)
+        if path is None:
+            return
         if not (value in bundled_catalogs() and not path.exists()):
             if not path.is_file():
                 self.notify(f"{value}: no such catalog file (nothing changed).", severity="error", markup=False)
@@ -1019,8 +1032,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def action_open_config(self) -> None:
         def chosen(value: str | None) -> None:
-            if value:
-                self.use_config_file(Path(value).expanduser())
+            path = self._path_from_prompt(value) if value else None
+            if path is not None:
+                self.use_config_file(path)
 
         self.push_screen(PromptModal("Open config file", placeholder="path/to/tui-router.toml", hint="Enter loads it; escape cancels."), chosen)
 
