@@ -76,6 +76,17 @@ def write_catalog(folder: Path) -> Path:
     return path
 
 
+def write_systemone_config(folder: Path, base_url: str, key_env: str) -> Path:
+    """A config file in `folder`: the tiny catalog, the System One backend at `base_url`, its key in
+    the environment variable `key_env` (the mcp-serve tests run it as a real server process)."""
+    config = folder / "tui-router.toml"
+    config.write_text(
+        f'catalog = "{write_catalog(folder)}"\nbackend = "systemone"\n[systemone]\nbase_url = "{base_url}"\napi_key_env = "{key_env}"\n',
+        encoding="utf-8",
+    )
+    return config
+
+
 def make_config(folder: Path, **sections) -> Config:
     """A config file in `folder` using the tiny catalog; sessions land in folder/sessions.
 

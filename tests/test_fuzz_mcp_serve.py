@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_harness import write_catalog
+from app_harness import write_catalog, write_systemone_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,12 +103,7 @@ class ServerSession:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, jev_mocks):
     folder = tmp_path_factory.mktemp("fz-mcp-serve")
-    catalog = write_catalog(folder)
-    config = folder / "tui-router.toml"
-    config.write_text(
-        f'catalog = "{catalog}"\nbackend = "systemone"\n[systemone]\nbase_url = "{jev_mocks.url(key=KEY)}"\napi_key_env = "{KEY_ENV}"\n',
-        encoding="utf-8",
-    )
+    config = write_systemone_config(folder, jev_mocks.url(key=KEY), KEY_ENV)
     env = {**os.environ, KEY_ENV: KEY, "XDG_CACHE_HOME": str(folder / "cache")}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "tui_router", "mcp-serve", "--config", str(config), "--sessions", str(folder / "live")], cwd=str(folder), env=env
@@ -116,7 +111,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, jev_mocks):
     errlog = (folder / "stderr.txt").open("w+", encoding="utf-8", errors="replace")
     session = ServerSession(Client(stdio_client(params, errlog=errlog), client_info=Implementation(name="fuzz\x1b[2J-agent", version="1"), mode="legacy"))
     calls: list[tuple[str, Any]] = []  # (message, answer) of every routed call, for the live file
-    yield session, folder, load_catalog(catalog), calls
+    yield session, folder, load_catalog(folder / "tiny.toml"), calls  # the catalog write_systemone_config wrote
     session.close()
     errlog.close()
     # the server left when stdin closed: its stderr and its live file hold no key, and every turn

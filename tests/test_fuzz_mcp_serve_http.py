@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_harness import write_catalog
+from app_harness import write_systemone_config
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from servers.processes import ServerProcess
@@ -152,12 +152,7 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, jev_mocks):
     folder = tmp_path_factory.mktemp("fz-mcp-http")
-    catalog = write_catalog(folder)
-    config = folder / "tui-router.toml"
-    config.write_text(
-        f'catalog = "{catalog}"\nbackend = "systemone"\n[systemone]\nbase_url = "{jev_mocks.url(key=KEY)}"\napi_key_env = "{KEY_ENV}"\n',
-        encoding="utf-8",
-    )
+    config = write_systemone_config(folder, jev_mocks.url(key=KEY), KEY_ENV)
     argv = [sys.executable, "-m", "tui_router", "mcp-serve", "--http", "0", "--config", str(config), "--sessions", str(folder / "live")]
     proc = ServerProcess(argv, env={KEY_ENV: KEY, "XDG_CACHE_HOME": str(folder / "cache")})
     try:

@@ -235,20 +235,21 @@ def test_catalog_validate_lists_each_schema_that_is_not_json_schema(tmp_path: Pa
     assert tui_router("catalog", "validate", str(fixed), env=hermetic(tmp_path)).returncode == 0
 
 
+def sms_catalog(path: Path, schema: dict) -> Path:
+    """A one-tool catalog whose send_sms has `schema` (the route --args cases below)."""
+    tool = {
+        "id": "send_sms",
+        "when_to_use": "Send a short text message to a phone number.",
+        "keywords": ["text", "jordan"],
+        "examples": ["Text Jordan that the deploy finished"],
+        "schema": schema,
+    }
+    return write_catalog(path, [tool])
+
+
 def test_a_schema_whose_dialect_is_not_a_string_is_a_sentence_not_a_traceback(tmp_path: Path) -> None:
     """Found: `"$schema" = 5` in a tool's schema crashed `route --args` inside jsonschema's validator_for."""
-    path = write_catalog(
-        tmp_path / "c.toml",
-        [
-            {
-                "id": "send_sms",
-                "when_to_use": "Send a short text message to a phone number.",
-                "keywords": ["text", "jordan"],
-                "examples": ["Text Jordan that the deploy finished"],
-                "schema": {"$schema": 5, "type": "object"},
-            }
-        ],
-    )
+    path = sms_catalog(tmp_path / "c.toml", {"$schema": 5, "type": "object"})
     env = hermetic(tmp_path)
     result = tui_router("--catalog", str(path), "route", "--args", "--json", "Text Jordan that the deploy finished", env=env)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
@@ -365,18 +366,7 @@ def test_typos_of_known_keys_are_still_errors(tmp_path: Path, key: str, hint: st
 def test_a_schema_whose_ref_cannot_be_followed_is_a_sentence_not_a_traceback(tmp_path: Path, ref: str, reason: str) -> None:
     """Found: `"$ref" = "#/nope"` (or a loop, or another document) in a tool's schema crashed
     `route --args` with jsonschema's traceback; `catalog validate` passed the file."""
-    path = write_catalog(
-        tmp_path / "c.toml",
-        [
-            {
-                "id": "send_sms",
-                "when_to_use": "Send a short text message to a phone number.",
-                "keywords": ["text", "jordan"],
-                "examples": ["Text Jordan that the deploy finished"],
-                "schema": {"type": "object", "$ref": ref},
-            }
-        ],
-    )
+    path = sms_catalog(tmp_path / "c.toml", {"type": "object", "$ref": ref})
     env = hermetic(tmp_path)
     result = tui_router("--catalog", str(path), "route", "--args", "--json", "Text Jordan that the deploy finished", env=env)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
