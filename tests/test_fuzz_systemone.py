@@ -17,13 +17,14 @@ import math
 import socket
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from fuzz_json import Raw, as_number, encode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from servers.scripted import QuietHandler
 
 from tui_router.catalog import load_catalog
 from tui_router.config import config_from_dict
@@ -55,12 +56,7 @@ class FuzzServer:
         self.lock = threading.Lock()
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
                 self.do_POST()
 

@@ -18,10 +18,10 @@ import gzip
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-from .scripted import valid_reply
+from .scripted import QuietHandler, valid_reply
 
 ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mred\x9b31m\u202eevil"
 
@@ -39,12 +39,7 @@ class HostileServer:
         self.lock = threading.Lock()
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
                 owner._count()
                 auth = self.headers.get("Authorization", "")

@@ -51,6 +51,15 @@ def valid_reply(request: dict, model: str = "scripted-model-1") -> dict:
     return {"model": model, "answers": answers, "usage": {"input_tokens": 10, "output_tokens": 2}}
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A loopback test server's request handler: keep-alive HTTP/1.1, nothing logged to stderr."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
 class ScriptedServer:
     def __init__(self) -> None:
         self.script: deque[Step] = deque()
@@ -60,12 +69,7 @@ class ScriptedServer:
         self.lock = threading.Lock()
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
                 owner._record(self, b"")
                 self._send(Step(200, {"models": [{"name": "jev-latest", "description": "scripted"}]}), {})
