@@ -30,6 +30,7 @@ from .catalog import Tool
 from .command import STDERR_CAP, child_env, run_command
 from .config import ArgumentsConfig
 from .session import ArgumentsRecord, now_iso
+from .tomlio import replace_surrogates
 
 Source = Literal["command", "extractor"]
 
@@ -364,7 +365,8 @@ async def run_arguments_command(
     def failed(error: str) -> ArgumentsResult:
         return check(tool, {}, "command", started, error=error)
 
-    payload = json.dumps(request_payload(tool, message), ensure_ascii=False).encode("utf-8")
+    # a lone surrogate in the message or a catalog text cannot be encoded: U+FFFD (tomlio.replace_surrogates)
+    payload = replace_surrogates(json.dumps(request_payload(tool, message), ensure_ascii=False)).encode("utf-8")
     run = await run_command(
         list(config.command),
         payload,
