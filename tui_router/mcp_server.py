@@ -535,6 +535,78 @@ def _reread(exc: Exception) -> tuple[Any, Any]:
     return None, SessionMessage(JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=INVALID_REQUEST, message=message)))
 
 
+ERROR_MESSAGE_MAX = 120  # characters of an error message a client gets (the SDK's own are under 100)
+BATCH_REFUSED = "invalid request: a batch (a JSON array) is not accepted; send one JSON-RPC message per request"
+NOT_JSON_RPC = (
+    "invalid request: the body is not a JSON-RPC 2.0 message this server takes "
+    '(a request has jsonrpc "2.0", an id, a method and params that are an object)'
+)
+
+
+class BoundedErrors:
+    """ASGI wrapper of the SDK's streamable HTTP app: its error answers (4xx/5xx with a JSON-RPC
+    error) become one short sentence. The SDK answers a batch or a malformed message with pydantic's
+    whole validation text, about 1 KB over several lines with up to a hundred characters of the
+    request in it; the SDK has no hook for that answer, so it is rewritten here on its way out."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)  # lifespan
+            return
+        first = b""  # the body's first non-blank byte: "[" is a batch
+        held: dict[str, Any] | None = None
+        chunks: list[bytes] = []
+
+        async def tee() -> Any:
+            nonlocal first
+            message = await receive()
+            if not first and message.get("type") == "http.request":
+                first = message.get("body", b"").lstrip()[:1]
+            return message
+
+        async def bounded(message: Any) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start" and message["status"] >= 400 and _is_json(message):
+                held = message  # sent with the rewritten body
+                return
+            if held is None or message["type"] != "http.response.body":
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = _bounded_error(b"".join(chunks), batch=first == b"[")
+            headers = [(k, v) for k, v in held.get("headers", []) if k.lower() != b"content-length"]
+            await send({**held, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, tee, bounded)
+
+
+def _is_json(start: Any) -> bool:
+    return any(k.lower() == b"content-type" and v.startswith(b"application/json") for k, v in start.get("headers", []))
+
+
+def _bounded_error(body: bytes, *, batch: bool) -> bytes:
+    """A JSON-RPC error answer with one short, clean sentence; any other body as it is."""
+    try:
+        data = json.loads(body)
+        error = data["error"]
+        code, text = error["code"], str(error["message"])
+    except (ValueError, TypeError, KeyError):
+        return body
+    if code == -32602 and text.startswith("Validation error"):  # the SDK's "not a JSON-RPC message"
+        code, text = -32600, BATCH_REFUSED if batch else NOT_JSON_RPC
+    else:
+        text = " ".join(visible(text, single_line=True).split())
+        text = text if len(text) <= ERROR_MESSAGE_MAX else text[: ERROR_MESSAGE_MAX - 1] + "…"
+    answer = {"jsonrpc": "2.0", "id": data.get("id"), "error": {"code": code, "message": text}}
+    return json.dumps(answer, ensure_ascii=True, separators=(",", ":")).encode()
+
+
 async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | None) -> None:
     import socket
 
@@ -553,7 +625,7 @@ async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | 
     bound = sock.getsockname()[1]
     # json_response: each answer is one JSON body, not an SSE stream (we send no progress), which
     # costs the server about a third less CPU per call and the SDK client about 40% less time.
-    app = server.streamable_http_app(host="127.0.0.1", json_response=True)
+    app = BoundedErrors(server.streamable_http_app(host="127.0.0.1", json_response=True))
     # log_config=None: uvicorn's records go to _OneLineLog (one escaped line, no traceback), not its own handlers
     config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False, lifespan="on")
     web = uvicorn.Server(config)
