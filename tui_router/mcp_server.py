@@ -449,26 +449,54 @@ async def _serve_stdio(server: Any, on_ready: Callable[[str], None] | None) -> N
     async with stdio_server() as (read_stream, write_stream):
         if on_ready:
             on_ready("stdio")
-        await server.run(_AnsweredReads(read_stream, write_stream), write_stream, server.create_initialization_options())
+        reads = _AnsweredReads(read_stream, write_stream)
+        await server.run(reads, _TrackedWrites(write_stream, reads), server.create_initialization_options())
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_INT_DIGITS = 4000  # Python's int() refuses more than 4,300 digits; a longer one reads as a float (inf)
 
 
+DRAIN_LIMIT = 60.0  # seconds to finish the requests in flight when stdin closes (a route takes well under one)
+
+
 class _AnsweredReads:
-    """The SDK's stdio read stream, where a request line its JSON reader refused still gets an answer.
+    """The SDK's stdio read stream, where a request line its JSON reader refused still gets an answer,
+    and where the end of stdin waits for the requests still being answered.
 
     The SDK drops such a line (logged at debug) and the caller waits for its own timeout. A line
     Python's JSON reader can read is read again: a lone surrogate escape ("\\ud800", valid JSON, not
     valid Unicode) becomes U+FFFD, as invalid UTF-8 bytes already do, and a number past int()'s
     digit cap becomes a float; if the SDK then takes it, it is served; if not, a request gets an
     "invalid request" error with its id. A line nothing can read gets a parse error (id null).
+
+    The SDK cancels every request still in its handler when the read stream ends, so a client that
+    writes its last requests and closes stdin lost their answers. The end of the stream is passed
+    on only once each request read has been answered (`_TrackedWrites`), cancelled by the client,
+    or DRAIN_LIMIT has passed.
     """
 
     def __init__(self, inner: Any, write_stream: Any) -> None:
         self._inner = inner
         self._write = write_stream
+        self._unanswered: set[Any] = set()  # ids of the requests handed to the SDK, not yet answered
+        self._drained: Any = None  # an anyio.Event while the end of stdin waits
+
+    def answered(self, ident: Any) -> None:
+        self._unanswered.discard(ident)
+        if not self._unanswered and self._drained is not None:
+            self._drained.set()
+
+    def _track(self, item: Any) -> Any:
+        from mcp.types import JSONRPCNotification, JSONRPCRequest
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCRequest):
+            self._unanswered.add(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            self.answered(params.get("requestId"))  # the SDK sends no answer to a cancelled request
+        return item
 
     def __getattr__(self, name: str) -> Any:  # last_context, close, aclose, clone ...
         return getattr(self._inner, name)
@@ -492,15 +520,50 @@ class _AnsweredReads:
             raise StopAsyncIteration from None
 
     async def receive(self) -> Any:
-        item = await self._inner.receive()
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            if self._unanswered:
+                self._drained = anyio.Event()
+                with anyio.move_on_after(DRAIN_LIMIT):
+                    await self._drained.wait()
+            raise
         if not isinstance(item, Exception):
-            return item
+            return self._track(item)
         repaired, answer = _reread(item)
         if repaired is not None:
-            return repaired
+            return self._track(repaired)
         if answer is not None:
             await self._write.send(answer)
         return item  # the SDK's own handling (a debug log) still sees it
+
+
+class _TrackedWrites:
+    """The SDK's stdio write stream, telling `_AnsweredReads` which requests have had their answer."""
+
+    def __init__(self, inner: Any, reads: _AnsweredReads) -> None:
+        self._inner = inner
+        self._reads = reads
+
+    def __getattr__(self, name: str) -> Any:  # aclose, close, clone, ...
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _TrackedWrites:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    async def send(self, item: Any) -> None:
+        from mcp.types import JSONRPCError, JSONRPCResponse
+
+        await self._inner.send(item)
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._reads.answered(message.id)
 
 
 def _reread(exc: Exception) -> tuple[Any, Any]:
