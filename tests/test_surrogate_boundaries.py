@@ -109,6 +109,15 @@ async def test_the_arguments_command_gets_a_lone_surrogate_as_a_replacement_char
     assert result.error == "" and result.values["to"] == "ana\ufffd@example.com" and result.values["tool"] == "send_email"
 
 
+async def test_the_arguments_commands_json_with_a_lone_surrogate_escape_reads_as_a_replacement_character() -> None:
+    tool = Tool(id="send_email", when_to_use="Send an e-mail.", schema={"type": "object", "properties": {"to": {"type": "string"}}})
+    printer = [sys.executable, "-c", "print(r'{\"to\": \"ana\\ud800@example.com\", \"note\": \"\\ud83d\\ude00\"}')"]
+    result = await run_arguments_command(tool, "mail ana the notes", ArgumentsConfig(command=printer, timeout=30))
+    assert result.error == "" and result.valid
+    assert result.values == {"to": "ana\ufffd@example.com", "note": "\U0001f600"}  # a pair stays the character
+    json.dumps(result.values, ensure_ascii=False).encode("utf-8")  # raised UnicodeEncodeError before
+
+
 def test_the_profile_cache_writes_a_server_name_with_a_lone_surrogate(tmp_path: Path) -> None:
     from tui_router.decide.systemone.profile import PROFILE_VERSION, ServerProfile
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import unicodedata
 from typing import Any
 
 from pydantic import BaseModel
 
 from ...textsafe import bounded_name
-from ...tomlio import replace_surrogates
+from ...tomlio import loads_json
 from ..base import Answer, Question, shown
 
 QUESTION_ID = "tool"
@@ -22,9 +21,6 @@ class NotJSON(ValueError):
     pass
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
 def parse_json_strict(raw: bytes) -> Any:
     """JSON as RFC 8259 defines it: NaN and Infinity (which Python's json accepts) are rejected."""
 
@@ -32,11 +28,7 @@ def parse_json_strict(raw: bytes) -> Any:
         raise NotJSON(f"it contains {name}, which is not JSON")
 
     try:
-        text = raw.decode("utf-8")
-        data = json.loads(text, parse_constant=reject)
-        if _SURROGATE_ESCAPE.search(text):  # a lone "\\ud800" reads as a surrogate, which no encoder takes:
-            data = json.loads(replace_surrogates(json.dumps(data, ensure_ascii=False)))  # U+FFFD, once, here
-        return data
+        return loads_json(raw.decode("utf-8"), parse_constant=reject)  # a lone "\\ud800" reads as U+FFFD
     except NotJSON:
         raise
     except UnicodeDecodeError:
