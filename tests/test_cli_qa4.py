@@ -54,6 +54,8 @@ def _turn(message: str, at: str, choice: str | None = None, label: str | None = 
 
 
 SESSION_HEAD = '[session]\nid = "{id}"\ncatalog = "demo"\n'
+# the header an older mcp-serve wrote (no `live = true` yet): still a live file
+LIVE_HEAD = SESSION_HEAD.format(id="mcp-2026-11-30") + 'created = "2026-11-30T10:00:00Z"\n'
 AGENDA = ("show my calendar for monday", "2026-11-30T10:00:01Z", "list_events")
 WEATHER = ("what is the weather in Oslo", "2026-11-30T10:00:02Z", "web_search")
 LATER = ("text Jordan that the deploy finished", "2026-11-30T10:05:00Z", "send_sms")
@@ -66,7 +68,7 @@ def _folder(tmp_path: Path) -> Path:
     sessions = tmp_path / "sessions"
     (sessions / "live").mkdir(parents=True)
     (sessions / "live" / "mcp-2026-11-30.toml").write_text(
-        SESSION_HEAD.format(id="mcp-2026-11-30") + _turn(*AGENDA) + _turn(*WEATHER) + _turn(*LATER), encoding="utf-8"
+        LIVE_HEAD + _turn(*AGENDA) + _turn(*WEATHER) + _turn(*LATER), encoding="utf-8"
     )
     (sessions / "console.toml").write_text(
         SESSION_HEAD.format(id="console") + _turn(*AGENDA, label="list_events") + _turn(*WEATHER), encoding="utf-8"
@@ -107,7 +109,7 @@ def test_a_label_written_into_a_live_file_by_an_older_version_is_not_hidden(tmp_
     env = _env(tmp_path)
     sessions = _folder(tmp_path)
     live = sessions / "live" / "mcp-2026-11-30.toml"
-    live.write_text(SESSION_HEAD.format(id="mcp-2026-11-30") + _turn(*AGENDA) + _turn(*WEATHER, label="web_search") + _turn(*LATER), encoding="utf-8")
+    live.write_text(LIVE_HEAD + _turn(*AGENDA) + _turn(*WEATHER, label="web_search") + _turn(*LATER), encoding="utf-8")
     listed = json.loads(tui_router("queue", str(sessions), "--json", env=env).stdout)
     assert [(Path(e["file"]).name, e["turn"]) for e in listed["queue"]] == [("mcp-2026-11-30.toml", 3)]
     evaluated = json.loads(tui_router("eval", str(sessions), "--backend", "bm25", "--json", env=env).stdout)

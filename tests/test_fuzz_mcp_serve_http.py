@@ -284,6 +284,9 @@ def test_any_http_request_gets_a_2xx_or_4xx_answer_in_time(served: Served, data:
         assert reply["jsonrpc"] == "2.0" and ("result" in reply) != ("error" in reply), reply
         if "error" in reply:
             assert isinstance(reply["error"]["code"], int) and isinstance(reply["error"]["message"], str)
+        if answer.status >= 400:  # one short clean sentence (the SDK's were ~1 KB of pydantic text echoing the request)
+            assert len(reply["error"]["message"]) <= 200 and is_safe(reply["error"]["message"]) and "\n" not in reply["error"]["message"], reply
+            assert len(answer.body) <= 400, answer.body[:500]
         ids = sent_ids(request)
         if ids and reply.get("id") is not None:
             assert json.dumps(reply["id"]) in ids, (reply, ids)

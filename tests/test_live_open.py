@@ -22,7 +22,7 @@ from tui_router.storage import write_session_text
 
 CLI = [sys.executable, "-m", "tui_router"]
 LIVE_TEXT = (
-    '[session]\nid = "mcp-2026-11-30"\n\n'
+    '[session]\nid = "mcp-2026-11-30"\nlive = true\n\n'
     '[[turns]]\nmessage = "show my calendar for monday"\nat = "2026-11-30T10:00:01Z"\n\n'
     '[turns.decision]\ncandidates = ["list_events", "send_sms"]\nchoice = "list_events"\n'
     'probabilities = { list_events = 0.6, send_sms = 0.3, defer_to_llm = 0.1 }\n'
@@ -132,11 +132,11 @@ async def test_the_open_dialog_follows_a_live_file_into_a_new_session(tmp_path: 
         await settle(app, pilot)
         assert app.session.path == own and len(app.session.turns) == 2
         assert notifications(app)[-1] == f"Already following {live}: its turns are copied into this session."
-        # "save as" a live file's name is refused
-        assert app.save_as(str(tmp_path / "live" / "mcp-2026-12-01.toml")) is None
+        # "save as" onto a live file is refused
+        assert app.save_as(str(live)) is None
         await pilot.pause()
         assert "is the name of a live file the MCP server records" in notifications(app)[-1]
-        assert not (tmp_path / "live" / "mcp-2026-12-01.toml").exists() and app.session.path == own
+        assert live.read_bytes() == before and app.session.path == own
         await pilot.press("q")
     assert live.read_bytes() == before and locks(live.parent) == []
 
@@ -148,7 +148,8 @@ async def test_opening_a_missing_live_file_is_a_notification(tmp_path: Path) -> 
         await settle(app, pilot)
         app.open_session_file(str(tmp_path / "mcp-2026-11-30.toml"))
         await settle(app, pilot)
-        assert notifications(app)[-1] == f"{tmp_path / 'mcp-2026-11-30.toml'}: no such live file to follow."
+        # a missing file is no live file (nothing says the server's): the reader's sentence
+        assert notifications(app)[-1] == f"{tmp_path / 'mcp-2026-11-30.toml'}: session file not found"
         assert app.follow_path is None and app.session.id == "test-session"
 
 

@@ -81,6 +81,7 @@ def test_an_imported_catalog_holding_one_is_written_as_utf8(tmp_path: Path) -> N
     data = {"name": "srv", "tools": [{"id": "echo", "when_to_use": "says \ud800 back"}]}
     result = ImportResult(catalog=parse_catalog({"name": "srv", "tools": [{"id": "echo", "when_to_use": "says back"}]}), data=data)
     text = result.toml(source="srv \udc80")
-    assert 'when_to_use = "says \ufffd back"' in text and "# Server command: srv \ufffd" in text
+    # in a comment it is shown as its escape, as a control character is (textsafe.visible)
+    assert 'when_to_use = "says \ufffd back"' in text and "# Server command: srv \\udc80" in text
     check_loads_back(text)
     (tmp_path / "c.toml").write_text(text, encoding="utf-8")  # raised UnicodeEncodeError before

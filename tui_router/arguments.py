@@ -30,6 +30,7 @@ from .catalog import Tool
 from .command import STDERR_CAP, child_env, run_command
 from .config import ArgumentsConfig
 from .session import ArgumentsRecord, now_iso
+from .tomlio import loads_json, replace_surrogates
 
 Source = Literal["command", "extractor"]
 
@@ -364,7 +365,8 @@ async def run_arguments_command(
     def failed(error: str) -> ArgumentsResult:
         return check(tool, {}, "command", started, error=error)
 
-    payload = json.dumps(request_payload(tool, message), ensure_ascii=False).encode("utf-8")
+    # a lone surrogate in the message or a catalog text cannot be encoded: U+FFFD (tomlio.replace_surrogates)
+    payload = replace_surrogates(json.dumps(request_payload(tool, message), ensure_ascii=False)).encode("utf-8")
     run = await run_command(
         list(config.command),
         payload,
@@ -378,7 +380,7 @@ async def run_arguments_command(
     if run.output_truncated:
         return failed(f"arguments command printed more than {config.output_cap} bytes; nothing was used")
     try:
-        values = json.loads(run.output)
+        values = loads_json(run.output)  # a lone "\\ud800" in the command's JSON reads as U+FFFD
     except ValueError:
         return failed("arguments command did not print a JSON object")
     if not isinstance(values, dict):

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from .command import STDERR_CAP, child_env, run_command
 from .config import FallbackConfig
 from .session import FallbackRecord, now_iso
+from .tomlio import replace_surrogates
 
 MESSAGE_ENV = "TUI_ROUTER_MESSAGE"
 # Linux refuses a single environment string over 128 KiB (MAX_ARG_STRLEN); stdin always has it all.
@@ -69,7 +70,7 @@ class FallbackResult(BaseModel):
 def message_env(message: str, secret_env: Iterable[str] = ()) -> dict[str, str]:
     """The child's environment: ours without the secret variables, plus the message (NULs dropped,
     cut to fit the OS limit)."""
-    value = message.replace("\x00", "")
+    value = replace_surrogates(message.replace("\x00", ""))  # the OS takes no lone surrogate in an env value
     # Only the config-named secrets go, not every name that looks like a credential: the fallback is
     # an LLM client, and its own provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY...) comes from here.
     env = child_env(secret_env)
@@ -98,6 +99,7 @@ async def run_fallback(
     command = list(config.command)
     started = time.perf_counter()
     at = now_iso()
+    message = replace_surrogates(message)  # a lone surrogate (a server's or a catalog's JSON) cannot be encoded: U+FFFD
 
     def result(**fields) -> FallbackResult:
         return FallbackResult(command=command, duration_ms=(time.perf_counter() - started) * 1000, at=at, **fields)

@@ -17,7 +17,8 @@ for writing is refused with a sentence (`open --follow` only reads, and takes no
 changed on disk by someone else is not overwritten: its unwritten turns move to a new file.
 
 Rotation: a new file when the UTC day changes or when the next turn would take the file past
-`max_bytes`. Files are `<folder>/mcp-YYYY-MM-DD.toml`, then `-2`, `-3`, ... for the same day.
+`max_bytes`. Files are `<folder>/mcp-YYYY-MM-DD.toml`, then `-2`, `-3`, ... for the same day, with
+`live = true` in their [session]: a file a person names so is not taken for one.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class LiveSessionWriter:
             created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
             backend=self.backend,
             model=self.model,
+            live=True,  # what marks it as the server's (session.is_live_file), not its name alone
         )
         live = _LiveFile(claimed, info, day)
         self._files.append(live)

@@ -449,26 +449,54 @@ async def _serve_stdio(server: Any, on_ready: Callable[[str], None] | None) -> N
     async with stdio_server() as (read_stream, write_stream):
         if on_ready:
             on_ready("stdio")
-        await server.run(_AnsweredReads(read_stream, write_stream), write_stream, server.create_initialization_options())
+        reads = _AnsweredReads(read_stream, write_stream)
+        await server.run(reads, _TrackedWrites(write_stream, reads), server.create_initialization_options())
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_INT_DIGITS = 4000  # Python's int() refuses more than 4,300 digits; a longer one reads as a float (inf)
 
 
+DRAIN_LIMIT = 60.0  # seconds to finish the requests in flight when stdin closes (a route takes well under one)
+
+
 class _AnsweredReads:
-    """The SDK's stdio read stream, where a request line its JSON reader refused still gets an answer.
+    """The SDK's stdio read stream, where a request line its JSON reader refused still gets an answer,
+    and where the end of stdin waits for the requests still being answered.
 
     The SDK drops such a line (logged at debug) and the caller waits for its own timeout. A line
     Python's JSON reader can read is read again: a lone surrogate escape ("\\ud800", valid JSON, not
     valid Unicode) becomes U+FFFD, as invalid UTF-8 bytes already do, and a number past int()'s
     digit cap becomes a float; if the SDK then takes it, it is served; if not, a request gets an
     "invalid request" error with its id. A line nothing can read gets a parse error (id null).
+
+    The SDK cancels every request still in its handler when the read stream ends, so a client that
+    writes its last requests and closes stdin lost their answers. The end of the stream is passed
+    on only once each request read has been answered (`_TrackedWrites`), cancelled by the client,
+    or DRAIN_LIMIT has passed.
     """
 
     def __init__(self, inner: Any, write_stream: Any) -> None:
         self._inner = inner
         self._write = write_stream
+        self._unanswered: set[Any] = set()  # ids of the requests handed to the SDK, not yet answered
+        self._drained: Any = None  # an anyio.Event while the end of stdin waits
+
+    def answered(self, ident: Any) -> None:
+        self._unanswered.discard(ident)
+        if not self._unanswered and self._drained is not None:
+            self._drained.set()
+
+    def _track(self, item: Any) -> Any:
+        from mcp.types import JSONRPCNotification, JSONRPCRequest
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCRequest):
+            self._unanswered.add(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            self.answered(params.get("requestId"))  # the SDK sends no answer to a cancelled request
+        return item
 
     def __getattr__(self, name: str) -> Any:  # last_context, close, aclose, clone ...
         return getattr(self._inner, name)
@@ -492,15 +520,50 @@ class _AnsweredReads:
             raise StopAsyncIteration from None
 
     async def receive(self) -> Any:
-        item = await self._inner.receive()
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except anyio.EndOfStream:
+            if self._unanswered:
+                self._drained = anyio.Event()
+                with anyio.move_on_after(DRAIN_LIMIT):
+                    await self._drained.wait()
+            raise
         if not isinstance(item, Exception):
-            return item
+            return self._track(item)
         repaired, answer = _reread(item)
         if repaired is not None:
-            return repaired
+            return self._track(repaired)
         if answer is not None:
             await self._write.send(answer)
         return item  # the SDK's own handling (a debug log) still sees it
+
+
+class _TrackedWrites:
+    """The SDK's stdio write stream, telling `_AnsweredReads` which requests have had their answer."""
+
+    def __init__(self, inner: Any, reads: _AnsweredReads) -> None:
+        self._inner = inner
+        self._reads = reads
+
+    def __getattr__(self, name: str) -> Any:  # aclose, close, clone, ...
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _TrackedWrites:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    async def send(self, item: Any) -> None:
+        from mcp.types import JSONRPCError, JSONRPCResponse
+
+        await self._inner.send(item)
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._reads.answered(message.id)
 
 
 def _reread(exc: Exception) -> tuple[Any, Any]:
@@ -535,6 +598,78 @@ def _reread(exc: Exception) -> tuple[Any, Any]:
     return None, SessionMessage(JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=INVALID_REQUEST, message=message)))
 
 
+ERROR_MESSAGE_MAX = 120  # characters of an error message a client gets (the SDK's own are under 100)
+BATCH_REFUSED = "invalid request: a batch (a JSON array) is not accepted; send one JSON-RPC message per request"
+NOT_JSON_RPC = (
+    "invalid request: the body is not a JSON-RPC 2.0 message this server takes "
+    '(a request has jsonrpc "2.0", an id, a method and params that are an object)'
+)
+
+
+class BoundedErrors:
+    """ASGI wrapper of the SDK's streamable HTTP app: its error answers (4xx/5xx with a JSON-RPC
+    error) become one short sentence. The SDK answers a batch or a malformed message with pydantic's
+    whole validation text, about 1 KB over several lines with up to a hundred characters of the
+    request in it; the SDK has no hook for that answer, so it is rewritten here on its way out."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)  # lifespan
+            return
+        first = b""  # the body's first non-blank byte: "[" is a batch
+        held: dict[str, Any] | None = None
+        chunks: list[bytes] = []
+
+        async def tee() -> Any:
+            nonlocal first
+            message = await receive()
+            if not first and message.get("type") == "http.request":
+                first = message.get("body", b"").lstrip()[:1]
+            return message
+
+        async def bounded(message: Any) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start" and message["status"] >= 400 and _is_json(message):
+                held = message  # sent with the rewritten body
+                return
+            if held is None or message["type"] != "http.response.body":
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = _bounded_error(b"".join(chunks), batch=first == b"[")
+            headers = [(k, v) for k, v in held.get("headers", []) if k.lower() != b"content-length"]
+            await send({**held, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, tee, bounded)
+
+
+def _is_json(start: Any) -> bool:
+    return any(k.lower() == b"content-type" and v.startswith(b"application/json") for k, v in start.get("headers", []))
+
+
+def _bounded_error(body: bytes, *, batch: bool) -> bytes:
+    """A JSON-RPC error answer with one short, clean sentence; any other body as it is."""
+    try:
+        data = json.loads(body)
+        error = data["error"]
+        code, text = error["code"], str(error["message"])
+    except (ValueError, TypeError, KeyError):
+        return body
+    if code == -32602 and text.startswith("Validation error"):  # the SDK's "not a JSON-RPC message"
+        code, text = -32600, BATCH_REFUSED if batch else NOT_JSON_RPC
+    else:
+        text = " ".join(visible(text, single_line=True).split())
+        text = text if len(text) <= ERROR_MESSAGE_MAX else text[: ERROR_MESSAGE_MAX - 1] + "…"
+    answer = {"jsonrpc": "2.0", "id": data.get("id"), "error": {"code": code, "message": text}}
+    return json.dumps(answer, ensure_ascii=True, separators=(",", ":")).encode()
+
+
 async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | None) -> None:
     import socket
 
@@ -553,7 +688,7 @@ async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | 
     bound = sock.getsockname()[1]
     # json_response: each answer is one JSON body, not an SSE stream (we send no progress), which
     # costs the server about a third less CPU per call and the SDK client about 40% less time.
-    app = server.streamable_http_app(host="127.0.0.1", json_response=True)
+    app = BoundedErrors(server.streamable_http_app(host="127.0.0.1", json_response=True))
     # log_config=None: uvicorn's records go to _OneLineLog (one escaped line, no traceback), not its own handlers
     config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False, lifespan="on")
     web = uvicorn.Server(config)

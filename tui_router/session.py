@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import tempfile
+import tomllib
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -140,6 +141,8 @@ class SessionInfo(_Record):
     created: Stamp | None = None
     backend: str | None = None
     model: str | None = None
+    # true only in the MCP server's live files (live.py): what tells them from a file merely named like one
+    live: bool | None = None
     version: int = FORMAT_VERSION
 
     @field_validator("model")
@@ -371,11 +374,46 @@ def iter_session_files(paths: list[str | Path]) -> list[Path]:
 
 # The MCP server's live files (live.py): `mcp-YYYY-MM-DD.toml`, then `-2`, `-3`, ... the same day.
 LIVE_FILE_NAME = re.compile(r"^mcp-(\d{4}-\d{2}-\d{2})(?:-(\d+))?\.toml$")
+_FIRST_ARRAY_TABLE = re.compile(r"^[ \t]*\[\[", re.MULTILINE)
+_HEAD_BYTES = 64 * 1024  # the server writes [session] first, a few hundred bytes
+
+
+def _is_live_head(name: re.Match[str], stem: str, head: Any) -> bool:
+    """What the server wrote in [session]: `live = true` (this version), or, in a file an older
+    version wrote, its own header: the id is the file's stem and the date of `created` is the name's."""
+    if not isinstance(head, dict):
+        return False
+    if "live" in head:
+        return head["live"] is True
+    created = _stamp_text(head.get("created"))
+    return head.get("id") == stem and isinstance(created, str) and created.startswith(name.group(1))
 
 
 def is_live_file(path: str | Path) -> bool:
-    """A session file the MCP server records (by its name; the server may have stopped)."""
-    return bool(LIVE_FILE_NAME.match(Path(path).name))
+    """A session file the MCP server records (the server may have stopped): named `mcp-YYYY-MM-DD[-N].toml`
+    AND marked so in its [session] (`_is_live_head`); a file a person merely named so is an ordinary one.
+    An empty file so named is one the server has reserved and not written yet; a missing or
+    unreadable one is not live (the reader, or the writer, says what is wrong with it)."""
+    path = Path(path)
+    name = LIVE_FILE_NAME.match(path.name)
+    if not name:
+        return False
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(4096)  # a console following a folder asks every half second: read little
+            if b"[[" not in data:
+                data += handle.read(_HEAD_BYTES - len(data))
+    except OSError:
+        return False
+    if not data:
+        return True
+    text = data.decode("utf-8", errors="replace")
+    turns = _FIRST_ARRAY_TABLE.search(text)  # only the header is parsed: a live file may hold 1 MB of turns
+    try:
+        head = tomllib.loads(text[: turns.start()] if turns else text).get("session")
+    except tomllib.TOMLDecodeError:
+        return False
+    return _is_live_head(name, path.stem, head)
 
 
 def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:
@@ -391,10 +429,11 @@ def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:
     live: list[tuple[Path, int, Turn]] = []
     for session in sessions:
         path = session.path or Path(session.id)
+        is_live = is_live_file(path)  # read once per file, not per turn
         for index, turn in enumerate(session.turns):
             if turn.at is None:
                 continue  # no time: nothing tells a copy from another turn with the same words
-            if is_live_file(path):
+            if is_live:
                 live.append((path, index, turn))
             else:
                 copies.setdefault((turn.message, turn.at), []).append((path, index, turn))

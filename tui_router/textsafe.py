@@ -18,8 +18,11 @@ _CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 # Bidi embeddings, overrides and isolates, the implicit marks, and the line/paragraph separators
 # that some terminals treat as newlines.
 _FORMAT = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
-_UNSAFE = re.compile(f"[{_CONTROL}{_FORMAT}]")
-_UNSAFE_LINE = re.compile(f"[{_CONTROL}{_FORMAT}\n\t]")
+# Surrogates: a JSON "\ud800" escape from a server or command reads as one, and no UTF-8 stream
+# (stdout, a pipe, the terminal) can encode it: shown as its escape like a control character.
+_SURROGATES = "\ud800-\udfff"
+_UNSAFE = re.compile(f"[{_CONTROL}{_FORMAT}{_SURROGATES}]")
+_UNSAFE_LINE = re.compile(f"[{_CONTROL}{_FORMAT}{_SURROGATES}\n\t]")
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -94,6 +94,20 @@ def replace_surrogates(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def loads_json(text: str, **options: Any) -> Any:
+    """`json.loads` for JSON from outside (a server, a command): a lone surrogate that a "\\ud800"
+    escape reads as, which no encoder takes further on, is U+FFFD (replace_surrogates) from here on."""
+    import json
+
+    data = json.loads(text, **options)
+    if _SURROGATE_ESCAPE.search(text):  # only an escape can make one: the text itself is valid Unicode
+        data = json.loads(replace_surrogates(json.dumps(data, ensure_ascii=False)))
+    return data
+
+
 def dumps(data: dict[str, Any]) -> str:
     """TOML text for a session file: multi-line strings (diff-friendly), except when a string holds
     CR LF, which tomli_w writes into a multi-line string as a bare newline (the text would come back

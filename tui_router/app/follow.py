@@ -18,7 +18,7 @@ from textual.message import Message
 
 from ..errors import UserError
 from ..live import FILE_PREFIX, open_live
-from ..session import LIVE_FILE_NAME, Turn
+from ..session import LIVE_FILE_NAME, Turn, is_live_file
 
 if TYPE_CHECKING:
     from .app import RouterConsole
@@ -33,7 +33,7 @@ def live_files_in(folder: Path) -> list[Path]:
     found = []
     for path in folder.glob(f"{FILE_PREFIX}-*.toml"):
         match = LIVE_FILE_NAME.match(path.name)
-        if match:
+        if match and is_live_file(path):  # a person's own file so named is not followed
             found.append(((match.group(1), int(match.group(2) or 1)), path))
     return [path for _, path in sorted(found)]
 

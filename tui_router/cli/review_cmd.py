@@ -79,7 +79,7 @@ def run_review(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     _check_catalog(config)
     review = Review.of_files(args.sessions, reviewer=reviewer_name(config))
-    if review.entries and all(is_live_file(e.file) for e in review.entries):
+    if review.entries and all(is_live_file(file) for file in {e.file for e in review.entries}):
         from ..errors import UserError
         from ..review import live_label_refusal
 

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from ...errors import UserError
+from ...tomlio import replace_surrogates
 from .wire import ModelInfo, NotJSON, Reply, models_from_reply, parse_json_strict
 
 if TYPE_CHECKING:
@@ -282,7 +283,8 @@ class SystemOneClient:
     # -- requests
 
     async def post_json(self, path: str, body: dict[str, Any]) -> Reply:
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        # replace_surrogates: a catalog's or an earlier answer's lone surrogate must not sink the request
+        content = replace_surrogates(json.dumps(body, ensure_ascii=False, separators=(",", ":"))).encode("utf-8")
         return await self._request("POST", path, content)
 
     async def get_json(self, path: str) -> Reply:

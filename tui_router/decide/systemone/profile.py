@@ -8,6 +8,7 @@ keep the result on disk per base_url and model. Two-stage routing sizes itself f
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ...confidence import confidence_of
+from ...tomlio import replace_surrogates
 from ..base import Question, check_answer
 from .wire import Reply, answer_from_reply, models_from_reply, question_body
 
@@ -144,7 +146,7 @@ class ProfileCache:
         return cls(Path(root) / "tui-router" / "profiles")
 
     def path_for(self, base_url: str, model: str) -> Path:
-        digest = hashlib.sha256(f"{base_url}\n{model}".encode()).hexdigest()[:20]
+        digest = hashlib.sha256(f"{base_url}\n{model}".encode("utf-8", "surrogatepass")).hexdigest()[:20]
         return self.folder / f"{digest}.json"
 
     def load(self, base_url: str, model: str) -> ServerProfile | None:
@@ -164,11 +166,13 @@ class ProfileCache:
     def save(self, profile: ServerProfile) -> Path | None:
         """Write atomically; a cache that cannot be written only costs a probe next time."""
         path = self.path_for(profile.base_url, profile.model)
+        # a server's names may hold a lone surrogate, which model_dump_json refuses: U+FFFD instead
+        text = replace_surrogates(json.dumps(profile.model_dump(mode="json"), indent=1, ensure_ascii=False))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".profile-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(profile.model_dump_json(indent=1))
+                handle.write(text)
             os.replace(tmp, path)
         except OSError:
             return None

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ...textsafe import bounded_name
+from ...tomlio import loads_json
 from ..base import Answer, Question, shown
 
 QUESTION_ID = "tool"
@@ -27,7 +28,7 @@ def parse_json_strict(raw: bytes) -> Any:
         raise NotJSON(f"it contains {name}, which is not JSON")
 
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=reject)
+        return loads_json(raw.decode("utf-8"), parse_constant=reject)  # a lone "\\ud800" reads as U+FFFD
     except NotJSON:
         raise
     except UnicodeDecodeError:
