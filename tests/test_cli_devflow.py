@@ -266,3 +266,19 @@ def test_the_metrics_doc_lists_exactly_the_json_keys_and_gate_metrics(tmp_path: 
     assert set(data["turns"][0]) == turn_fields
     assert set(data["context_bytes"]) <= {"all_schemas", "snippets_only", "snippets_top1", "snippets_top3", "tools", "tools_with_schema"}
     assert gates == set(EVAL_GATE_METRICS) | {f"recall@{k}" for k in range(1, 11)} | {f"{s}_errors" for s in data["stages"]}
+
+
+def test_a_file_named_twice_is_measured_once(tmp_path: Path, env) -> None:
+    # `eval sessions/ sessions/monday.toml` counted every turn of monday.toml twice (n = 16 for 8
+    # turns), and leave-one-out then learned each case from its own copy.
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    cases = _session(folder / "monday.toml", MIXED)
+    once = json.loads(tui_router("eval", str(cases), "--backend", "local", "--json", env=env).stdout)
+    for args in ((str(folder), str(cases)), (str(cases), str(cases)), (str(cases), str(tmp_path / "sessions" / ".." / "sessions"))):
+        twice = json.loads(tui_router("eval", *args, "--backend", "local", "--json", env=env).stdout)
+        assert twice["n"] == 8 and len(twice["files"]) == 1, args
+        assert twice["learning"] == once["learning"] == "leave-one-out (exemplars from the other 7 labelled turns)"
+        assert [t["confidence"] for t in twice["turns"]] == [t["confidence"] for t in once["turns"]]
+    refused = tui_router("calibrate", str(folder), str(cases), "--backend", "local", env=env)
+    assert refused.returncode == 2 and "found 8 in" in refused.stderr
