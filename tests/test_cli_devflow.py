@@ -282,3 +282,18 @@ def test_a_file_named_twice_is_measured_once(tmp_path: Path, env) -> None:
         assert [t["confidence"] for t in twice["turns"]] == [t["confidence"] for t in once["turns"]]
     refused = tui_router("calibrate", str(folder), str(cases), "--backend", "local", env=env)
     assert refused.returncode == 2 and "found 8 in" in refused.stderr
+
+
+def test_a_retyped_duplicate_is_held_out_with_its_copy(tmp_path: Path, env) -> None:
+    # "Text jordan the deploy is done!" was a different case from "text Jordan the deploy is done"
+    # (only whitespace and case were normalised), so leave-one-out learned each from the other:
+    # confidence 0.9995 instead of the 0.81 the catalog alone gives.
+    lima = ("what is the weather like in Lima", "web_search", [])
+    single = _session(tmp_path / "single.toml", [("text Jordan the deploy is done", "send_sms", []), lima])
+    retyped = _session(tmp_path / "retyped.toml", [("text Jordan the deploy is done", "send_sms", []), ("Text jordan, the deploy is done!", "send_sms", []), lima])
+    alone = json.loads(tui_router("eval", str(single), "--backend", "local", "--json", env=env).stdout)
+    both = json.loads(tui_router("eval", str(retyped), "--backend", "local", "--json", env=env).stdout)
+    unlearned = json.loads(tui_router("eval", str(single), "--backend", "local", "--no-learn", "--json", env=env).stdout)
+    sms = alone["turns"][0]["confidence"]
+    assert sms == unlearned["turns"][0]["confidence"]  # nothing else in the set speaks for send_sms
+    assert [t["confidence"] for t in both["turns"][:2]] == [sms, sms]
