@@ -94,7 +94,7 @@ def _stage(t: dict, none: str = "defer_to_llm") -> str | None:
         return "unresolved"
     if not t["correct"]:
         return "decision"
-    if t["label"] != none and t["action"] == "fallback":
+    if t["label"] != none and t["action"] == "fallback" and t["choice"] != none:
         return "policy"
     return None
 
@@ -297,3 +297,24 @@ def test_a_retyped_duplicate_is_held_out_with_its_copy(tmp_path: Path, env) -> N
     sms = alone["turns"][0]["confidence"]
     assert sms == unlearned["turns"][0]["confidence"]  # nothing else in the set speaks for send_sms
     assert [t["confidence"] for t in both["turns"][:2]] == [sms, sms]
+
+
+def test_a_labelled_turn_without_a_message_is_refused_not_scored(tmp_path: Path, env) -> None:
+    # A blank labelled message was routed and counted as a retrieval miss (recall 50% for one
+    # real turn of two); eval and calibrate now name it, exit 2.
+    cases = _session(tmp_path / "cases.toml", [("   ", "send_sms", []), *MIXED[:1]])
+    for command in ("eval", "calibrate"):
+        result = tui_router(command, str(cases), "--backend", "local", env=env)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr == f"tui-router: {cases}: turns[0]: the labelled turn has an empty message; write the user message it stands for, or remove its label\n"
+
+
+def test_an_acceptable_none_choice_is_right_not_a_policy_error(tmp_path: Path, env) -> None:
+    # label a tool, acceptable the none option, the router answers none: correct, yet its stage read
+    # "policy" (a right tool dropped by a low band), which nothing was.
+    cases = _session(tmp_path / "cases.toml", [("write me a haiku about autumn", "draft_email", ["defer_to_llm"]), *MIXED[:2]])
+    data = json.loads(tui_router("eval", str(cases), "--backend", "local", "--json", env=env).stdout)
+    haiku = data["turns"][0]
+    assert (haiku["choice"], haiku["action"], haiku["correct"]) == ("defer_to_llm", "fallback", True)
+    assert haiku["stage"] is None and data["stages"]["policy"] == 0
+    assert data["counts"]["top1_acceptable"] == [3, 3] and data["counts"]["top1"] == [2, 3]
