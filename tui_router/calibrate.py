@@ -707,10 +707,12 @@ def calibrate(
     cases, sessions = load_cases(paths)
     check_cases(sessions, cases, catalog)
     if len(cases) < MIN_TURNS:
-        where = ", ".join(str(s.path) for s in sessions)
+        # a folder of many sessions would make this one sentence a page long: name a few at most
+        where = ", ".join(str(s.path) for s in sessions) if len(sessions) <= 3 else f"{len(sessions)} files"
+        more = MIN_TURNS - len(cases)
         raise CalibrationError(
             f"calibrate needs at least {MIN_TURNS} labelled turns to suggest thresholds; found {len(cases)} in {where} "
-            "(label more turns, or use `tui-router eval` to measure the current thresholds)"
+            f"(label {more} more, or use `tui-router eval` to measure the current thresholds)"
         )
     router = build_router(config, catalog, backend)
     taught = teach_local_backend(router, cases) if learn else False

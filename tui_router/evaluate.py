@@ -267,6 +267,13 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
                 f"{session.path}: the turns are labelled for catalog '{named}' but the catalog in use is "
                 f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
             )
+    blank = [c for c in cases if not c.turn.message.strip()]
+    if blank:  # routed, it would count as a retrieval miss of a message nobody sent
+        more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
+        raise EvalError(
+            f"{blank[0].source}: turns[{blank[0].index}]: the labelled turn has an empty message{more}; "
+            "write the user message it stands for, or remove its label"
+        )
     options = catalog.option_ids
     problems = []
     for case in cases:
@@ -435,8 +442,8 @@ def score_turn(
         stage = "unresolved"
     elif not correct:
         stage = "decision"
-    elif not is_none and decision.action is Action.fallback:
-        stage = "policy"
+    elif not is_none and decision.action is Action.fallback and choice != none:
+        stage = "policy"  # a right tool dropped by a low band (an acceptable none choice is simply right)
     else:
         stage = None
     return TurnResult(

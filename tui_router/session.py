@@ -359,7 +359,10 @@ def looks_like_catalog_file(path: Path) -> bool:  # also used by decide/local.lo
 
 
 def iter_session_files(paths: list[str | Path]) -> list[Path]:
-    """Session files named directly or found (recursively) in folders, in a stable order."""
+    """Session files named directly or found (recursively) in folders, in a stable order.
+
+    A file named twice (`eval sessions/ sessions/monday.toml`) is kept once, where first named:
+    eval and calibrate would otherwise count each of its turns twice."""
     found: list[Path] = []
     for item in paths:
         path = Path(item)
@@ -369,7 +372,21 @@ def iter_session_files(paths: list[str | Path]) -> list[Path]:
             found.append(path)
         else:
             raise SessionError(f"{path}: no such session file or folder")
-    return found
+    seen: set[str] = set()
+    unique = []
+    for p in found:
+        key = _same_file_key(p)
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def _same_file_key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError):  # a symlink loop: its own spelling (the reader reports it)
+        return os.path.abspath(path)
 
 
 # The MCP server's live files (live.py): `mcp-YYYY-MM-DD.toml`, then `-2`, `-3`, ... the same day.

@@ -120,7 +120,8 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     from ..report import eval_sections, print_sections
 
     config = config_from_args(args)
-    conditions = parse_gate(args.gate, EVAL_GATE_METRICS) if args.gate else None
+    # `is not None`: an empty --gate "$GATE" (an unset CI variable) is refused, never a silent pass
+    conditions = parse_gate(args.gate, EVAL_GATE_METRICS) if args.gate is not None else None
     if args.compare and args.compare not in BACKENDS:
         raise ConfigError(f"--compare: unknown backend '{args.compare}'{did_you_mean(args.compare, BACKENDS)}; use one of {', '.join(BACKENDS)}")
     if args.markdown:
@@ -139,6 +140,8 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
         used = f"{config.policy.confidence} / {report.model}"
         if fitted and fitted != used:
             print(f"tui-router: warning: the thresholds were calibrated for '{fitted}'; this run uses '{used}'", file=sys.stderr)
+    for report in reports:
+        _warn_unresolved(report)
     gate = check_gate(conditions, primary.gate_metrics()) if conditions else None
     sections = eval_sections(reports, errors=max(args.errors, 0))
     if args.markdown:
@@ -156,6 +159,20 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     if gate is not None and not _print_gate(gate, to_stderr=args.json):
         return 1
     return 0
+
+
+def _warn_unresolved(report) -> None:
+    """A dead server left every turn "unresolved" with its reason only in the JSON: say why, once."""
+    from ..report import shorten
+
+    failed = [t for t in report.turns if t.band == "unresolved"]
+    if failed:
+        first = failed[0]
+        print(
+            f"tui-router: warning: {len(failed)} of {report.n} turns unresolved ({report.backend}); "
+            f"the first, {first.source} turn {first.index + 1}: {shorten(first.error or 'no reason given', 400)}",
+            file=sys.stderr,
+        )
 
 
 def _header(report, compared: bool) -> str:
@@ -239,7 +256,7 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     if not args.headless:
-        if args.json or args.gate or args.all or args.what_if:
+        if args.json or args.gate is not None or args.all or args.what_if is not None:
             raise UserError("--json, --gate, --all and --what-if need --headless (without it the console opens in replay mode)")
         if len(args.sessions) != 1:
             raise UserError("the console replays one session at a time; use --headless for several")
@@ -253,8 +270,8 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
 
         result = run_replay(config, args.sessions[0], command_line=partial(apply_args, args=args))
         return result if isinstance(result, int) else 0
-    if args.what_if:
-        if args.gate or args.all:
+    if args.what_if is not None:
+        if args.gate is not None or args.all:
             raise UserError("--what-if re-bands the recorded decisions; --gate and --all belong to a replay")
         return _what_if(args, config)
     return _replay_headless(args, config)
@@ -305,7 +322,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     from ..session import iter_session_files, load_session, repeated_turns
 
     known = [*REPLAY_GATE_METRICS, *(m for m in EVAL_GATE_METRICS if m not in REPLAY_GATE_METRICS)]
-    conditions = parse_gate(args.gate, known) if args.gate else None
+    conditions = parse_gate(args.gate, known) if args.gate is not None else None
     files = iter_session_files(args.sessions)
     sessions = [load_session(f) for f in files]
     if not any(s.turns for s in sessions):

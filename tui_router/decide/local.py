@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import glob
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -142,8 +143,15 @@ class _ExemplarIndex:
         return self.views
 
 
+_WORDS = re.compile(r"\w+")
+
+
 def normalise_message(message: str) -> str:
-    return " ".join(fold(message).split())
+    """The key under which a labelled turn is held out of its own score: folded words only, so a
+    retyped "Text Jordan the deploy is done!" is the same case as "text jordan the deploy is done"
+    (leave-one-out must not learn a case from its own copy). No word at all: the folded text."""
+    folded = fold(message)
+    return " ".join(_WORDS.findall(folded)) or " ".join(folded.split())
 
 
 class LocalBackend(DecisionBackend):
