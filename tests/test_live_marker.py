@@ -78,8 +78,9 @@ def test_a_session_named_like_a_live_file_is_written_and_labelled_like_any_other
 
 
 def test_a_folder_scan_counts_the_turns_of_a_file_merely_named_like_a_live_one(tmp_path: Path) -> None:
-    # the same turn in two of a person's files: both count (before, the mcp-named one was dropped
-    # as the live original of a followed copy)
+    # the same turn in two of a person's files is one turn (a copy), counted from the first file that
+    # is not live; the mcp-named one is a person's, so it is that file (before, it was dropped as the
+    # live original of a followed copy)
     (tmp_path / "none.toml").write_text("", encoding="utf-8")
     env = {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     folder = tmp_path / "sessions"
@@ -88,11 +89,14 @@ def test_a_folder_scan_counts_the_turns_of_a_file_merely_named_like_a_live_one(t
     (folder / "other.toml").write_text(MINE.replace("my-labels", "other") + LABELLED, encoding="utf-8")
     evaluated = tui_router("eval", str(folder), "--backend", "bm25", "--json", env=env)
     assert evaluated.returncode == 0, evaluated.stderr
-    assert json.loads(evaluated.stdout)["n"] == 2
+    report = json.loads(evaluated.stdout)
+    assert report["n"] == 1 and Path(report["turns"][0]["source"]).name == "mcp-2026-11-30.toml"
     # marked as the server's, the same file is the live original: its turn counts once, from the copy
     (folder / "mcp-2026-11-30.toml").write_text('[session]\nid = "mcp-2026-11-30"\nlive = true\n' + LABELLED, encoding="utf-8")
     again = tui_router("eval", str(folder), "--backend", "bm25", "--json", env=env)
-    assert again.returncode == 0 and json.loads(again.stdout)["n"] == 1, again.stderr
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["n"] == 1 and Path(report["turns"][0]["source"]).name == "other.toml"
 
 
 async def test_the_console_opens_saves_and_does_not_follow_a_file_merely_named_like_a_live_one(tmp_path: Path) -> None:

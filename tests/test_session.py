@@ -185,3 +185,45 @@ def test_bundled_bench_loads() -> None:
     session = load_session(bundled_session("demo-bench"))
     labels = [t.label for t in session.turns]
     assert len(labels) == 30 and labels.count("defer_to_llm") == 5
+
+
+def _copy_files(tmp_path: Path, texts: dict[str, str]) -> list:
+    from tui_router.session import load_session
+
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return [load_session(tmp_path / name) for name in sorted(texts)]
+
+
+_HEAD = '[session]\nid = "{id}"\ncatalog = "demo"\n'
+_AT = '\n[[turns]]\nmessage = "{m}"\nat = "2026-11-30T10:05:00Z"\n'
+
+
+def test_a_session_copied_under_another_name_counts_each_turn_once_from_the_labelled_copy(tmp_path: Path) -> None:
+    from tui_router.session import repeated_turns
+
+    turns = _AT.format(m="text Jordan") + _AT.format(m="page the on-call")
+    sessions = _copy_files(
+        tmp_path,
+        {
+            "a.toml": _HEAD.format(id="a") + turns,  # the original, unlabelled
+            "b.toml": _HEAD.format(id="a") + turns.replace('"page the on-call"\n', '"page the on-call"\nlabel = "page_oncall"\n'),
+        },
+    )
+    left_out = repeated_turns(sessions)
+    # turn 0: neither labelled, the first file's counts; turn 1: the labelled copy counts
+    assert left_out == {(tmp_path / "b.toml", 0), (tmp_path / "a.toml", 1)}
+
+
+def test_alike_turns_of_one_file_and_turns_without_a_time_are_never_copies(tmp_path: Path) -> None:
+    from tui_router.session import repeated_turns
+
+    twice = _AT.format(m="text Jordan") * 2  # the same message sent twice in one second: two turns
+    untimed = '\n[[turns]]\nmessage = "text Jordan"\nlabel = "send_sms"\n'
+    sessions = _copy_files(
+        tmp_path,
+        {"a.toml": _HEAD.format(id="a") + twice + untimed, "b.toml": _HEAD.format(id="b") + _AT.format(m="text Jordan") + untimed},
+    )
+    # b holds the first of a's two alike turns (left out in b, which comes second), not the second;
+    # the hand-written, untimed turns both count
+    assert repeated_turns(sessions) == {(tmp_path / "b.toml", 0)}

@@ -436,30 +436,29 @@ def is_live_file(path: str | Path) -> bool:
 def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:
     """(file, index) of the turns a set of session files holds twice, to be left out.
 
-    A console following a live file copies its turns, as they are, into the console's own session
-    (app/follow.py), so a folder holding both (`sessions/` and `sessions/live/`) has every followed
-    turn twice. A live-file turn with a copy in another of these files (the same message at the same
-    time, each copy used once) counts once, from the copy, where labels go; a live turn nobody
-    followed still counts. Only a live turn labelled while its copy is not (an older version wrote
-    review labels into live files) is kept instead of its copy, so no label is lost."""
-    copies: dict[tuple[str, str], list[tuple[Path, int, Turn]]] = {}
-    live: list[tuple[Path, int, Turn]] = []
+    A turn is the same turn in two files when it has the same message at the same time (the n-th
+    such turn of each file; a turn without a time is never matched): a console following a live file
+    copies its turns, as they are, into the console's own session (app/follow.py), and a session
+    copied under another name (a backup, a colleague's copy) holds every turn again. Each such turn
+    counts once, from the copy that carries a label if one does (the first in file order), else from
+    a file that is not live (labels go there). A live file's turn labelled while no copy is (an older
+    version wrote review labels into live files) is the one kept, so no label is lost."""
+    groups: dict[tuple[str, str, int], list[tuple[bool, Path, int, Turn]]] = {}
     for session in sessions:
         path = session.path or Path(session.id)
         is_live = is_live_file(path)  # read once per file, not per turn
+        seen: dict[tuple[str, str], int] = {}
         for index, turn in enumerate(session.turns):
             if turn.at is None:
                 continue  # no time: nothing tells a copy from another turn with the same words
-            if is_live:
-                live.append((path, index, turn))
-            else:
-                copies.setdefault((turn.message, turn.at), []).append((path, index, turn))
+            nth = seen[(turn.message, turn.at)] = seen.get((turn.message, turn.at), 0) + 1
+            groups.setdefault((turn.message, turn.at, nth), []).append((is_live, path, index, turn))
     repeated: set[tuple[Path, int]] = set()
-    for path, index, turn in live:
-        waiting = copies.get((turn.message, turn.at))
-        if not waiting:
-            continue
-        copy_path, copy_index, copy = waiting.pop(0)
-        repeated.add((copy_path, copy_index) if turn.label and not copy.label else (path, index))
+    for members in groups.values():
+        if len({path for _, path, _, _ in members}) < 2:
+            continue  # one file: its own turns, however alike
+        # labelled first, then not live, then file order (sorted() is stable)
+        keep = sorted(members, key=lambda m: (not m[3].label, m[0]))[0]
+        repeated.update((path, index) for _, path, index, _ in members if (path, index) != (keep[1], keep[2]))
     return repeated
 
