@@ -64,3 +64,74 @@ def test_a_key_with_only_a_trailing_newline_is_still_sent(scripted, tmp_path):
     routed = tui_router("route", "--json", MESSAGE, env=env)
     assert routed.returncode == 0, routed.stderr
     assert scripted.posts[0].headers["authorization"] == f"Bearer {SECRET}"
+
+
+def _candidates_pane(screen: str) -> str:
+    """The Candidates pane's text (top left, bordered) as one line, the way a person reads it."""
+    rows = [line.split("│")[1].strip() for line in screen.splitlines()[2:11] if line.count("│") >= 2]
+    return " ".join(row for row in rows if row)
+
+
+async def test_a_slow_server_turn_says_what_it_waits_for_and_keeps_counting(scripted, tmp_path):
+    # it said "Retrieving…" for the whole wait: retrieval was long done, and nothing named the server,
+    # how long it had waited or when it would give up
+    from app_harness import make_app, make_config, screen_text, settle
+    from servers.scripted import Step
+
+    scripted.script.append(Step(delay=3.0))
+    systemone = {"base_url": scripted.base_url, "timeout": 2, "max_retries": 0, "probe": False}
+    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message")
+        box.value = MESSAGE
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        first = _candidates_pane(screen_text(app))
+        assert "Retrieving" not in first
+        assert "waiting for the decision" in first and "127.0.0.1" in first and "0 s so far" in first
+        assert "gives up after 2 s" in first
+        await pilot.pause(1.2)  # the note counts on while the server is silent; the input stays usable
+        assert "1 s so far" in _candidates_pane(screen_text(app))
+        assert box.has_focus
+        await pilot.press(*"next")
+        assert box.value == "next"
+        await settle(app, pilot)
+        decision = app.session.turns[0].decision
+        assert decision.band == "unresolved" and "no complete reply within 2 s" in decision.error
+        assert "so far" not in screen_text(app)  # the note leaves with the answer
+        await app.router.aclose()
+
+
+async def test_the_confirm_dialog_scrolls_to_the_arguments_with_the_keyboard_at_80x24(tmp_path):
+    # At 80x24 the details scroll so the buttons stay on screen, but the focus sits on the buttons and
+    # no key scrolled: the arguments of the tool about to be approved (below the fold) could not be read
+    import sys
+
+    from app_harness import confidence_of, make_app, make_config, screen_text, settle, submit, thresholds_for
+
+    body = "the deploy finished " * 30 + "END-OF-ARGUMENTS"
+    builder = f"import json, sys; json.load(sys.stdin); print(json.dumps({{'to': '+15550100', 'body': {body!r}}}))"
+    config = make_config(tmp_path, arguments={"command": [sys.executable, "-c", builder], "timeout": 20})
+    message = "text 555-0100 that the deploy finished"
+    choice, confidence = confidence_of(config, message)
+    assert choice == "send_sms"
+    app = make_app(config)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(*thresholds_for("medium", confidence))
+        await submit(app, pilot, message)
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        assert "arguments" in screen_text(app) and "a person decides" not in screen_text(app)  # the rest below the fold
+        for _ in range(8):
+            await pilot.press("down")
+        await pilot.pause()
+        assert "a person decides" in screen_text(app)
+        assert app.screen.query_one("#confirm-body").scroll_y > 0
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert app.screen.query_one("#confirm-body").scroll_y == 0
+        assert app.screen.focused is not None and app.screen.focused.id == "approve"  # y/n/enter still answer
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.session.turns[0].decision.outcome == "declined"

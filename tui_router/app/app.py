@@ -128,6 +128,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
         self._loading_timer: Timer | None = None
+        self._waiting_timer: Timer | None = None  # redraws "waiting for ..., N s" while a turn is routed
+        self._routing_since = 0.0
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
         self._config_note = ""
@@ -386,6 +388,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         indexes = [*carried, index]
         worker = self.route_turns(indexes, [self.workspace.turn(i) for i in indexes])
         self._routing[worker] = indexes
+        self._routing_since = time.monotonic()
         self._start_loading_timer()
 
     @work(exclusive=True, exit_on_error=False, group="turn")
@@ -415,11 +418,33 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             if index is not None and self._in_flight(index):
                 self.show_turn(index, in_flight=True)
             self.query_one("#distribution-pane").loading = True
+            if self._waiting_timer is None:  # a slow server: say what the turn waits for, and for how long
+                self._waiting_timer = self.set_interval(1.0, self._show_waiting)
+
+    def _show_waiting(self) -> None:
+        index = self.log_table.selected_index
+        if index is not None and self._in_flight(index):
+            self.show_turn(index, in_flight=True)
+
+    def _waiting_note(self) -> str:
+        """What a turn in flight waits for: the loading router, or the backend (its server and bounds)."""
+        elapsed = f"{time.monotonic() - self._routing_since:.0f} s so far"
+        if self.router is None:
+            return f"Routing: waiting for the catalog and backend to load ({elapsed})."
+        backend = self.router.backend
+        client = getattr(backend, "client", None)
+        cfg = self.config.systemone
+        where = f" at {client.shown_url}" if client is not None and hasattr(client, "shown_url") else ""
+        bound = f", gives up after {cfg.question_budget:g} s ([systemone] timeout, total_timeout)" if where else ""
+        return f"Routing: waiting for the decision model {backend.name} · {backend.model}{where}: {elapsed}{bound}. A new message supersedes this one."
 
     def _stop_loading(self) -> None:
         if self._loading_timer is not None:
             self._loading_timer.stop()
             self._loading_timer = None
+        if self._waiting_timer is not None:
+            self._waiting_timer.stop()
+            self._waiting_timer = None
         self.query_one("#distribution-pane").loading = False
 
     def on_decision_ready(self, message: DecisionReady) -> None:
@@ -564,6 +589,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             none_option,
             live.formula if live else self.config.policy.confidence,
             routing=turn.decision is None and self._in_flight(index),
+            waiting=self._waiting_note() if turn.decision is None and self._in_flight(index) else "",
         )
         candidates.show(view, self.router.catalog if self.router else None)
         distribution.show(view)
