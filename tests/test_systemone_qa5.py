@@ -135,3 +135,31 @@ async def test_the_confirm_dialog_scrolls_to_the_arguments_with_the_keyboard_at_
         await pilot.press("n")
         await settle(app, pilot)
         assert app.session.turns[0].decision.outcome == "declined"
+
+
+async def test_switching_backend_while_a_turn_waits_on_the_server_lets_that_turn_finish(scripted, tmp_path):
+    # `backend: use local` closed the System One client under the request in flight: the turn ended
+    # unresolved with "the server broke off its reply (ReadError) ... check the server", blaming a
+    # server that was about to answer
+    from app_harness import make_app, make_config, notifications, settle
+    from servers.scripted import Step
+
+    scripted.script.append(Step(delay=1.5))
+    systemone = {"base_url": scripted.base_url, "timeout": 10, "max_retries": 0, "probe": False}
+    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message")
+        box.value = MESSAGE
+        await pilot.press("enter")
+        await pilot.pause(0.4)
+        assert scripted.posts  # the question is at the server
+        app.use_backend("local")
+        await settle(app, pilot)
+        if type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")
+            await settle(app, pilot)
+        assert app.router.backend.name == "local"
+        decision = app.session.turns[0].decision
+        assert decision.error == "" and "broke off" not in " ".join(notifications(app))
+        assert decision.backend == "systemone" and decision.model == "scripted-model-1"  # answered where it was asked

@@ -9,6 +9,7 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
 import time
@@ -360,10 +361,19 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         if old is not None and old is not self.router:
             note, self._config_note = self._config_note, ""
             self.notify(f"{note} Catalog {catalog.name}, backend {self.router.backend.name} ({self.router.backend.model}) in use.".strip(), markup=False)
-            self.run_worker(old.aclose(), group="close", exit_on_error=False)
+            # a turn still waiting on the old backend finishes there: closing its client under the
+            # request ended the turn "the server broke off its reply", blaming a server that was fine
+            self.run_worker(self._close_after(old, list(self._routing)), group="close", exit_on_error=False)
         for screen in self.screen_stack:
             if hasattr(screen, "on_router_changed"):
                 screen.on_router_changed()
+
+    @staticmethod
+    async def _close_after(old: Router, workers: list[Worker]) -> None:
+        for worker in workers:
+            with contextlib.suppress(Exception):  # cancelled or failed: either way done with `old`
+                await worker.wait()
+        await old.aclose()
 
     # ------------------------------------------------------------------ turns
     def on_turn_submitted(self, message: TurnSubmitted) -> None:
