@@ -567,6 +567,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             from .screens.output import FallbackOutputScreen
 
             self.push_screen(FallbackOutputScreen(index, self.session.turns[index].fallback))
+        elif index == self.workspace.fallback_turn:  # not "press f to send it": it is being sent
+            self.notify("The fallback command is running for this turn; Enter shows its output when it ends, c cancels it.", markup=False)
         elif waits_for_fallback(decision):
             self.notify("This turn waits for the fallback LLM: press f to send it.", markup=False)
 

@@ -1,4 +1,4 @@
-"""QA pass 5 (an operator on a real decision model over HTTP): one test per defect found, each against a
+"""QA pass 5 (an operator pointing the console and CLI at a real decision model over HTTP): one test per
 real loopback server and the real CLI in a subprocess."""
 
 from __future__ import annotations
@@ -163,3 +163,30 @@ async def test_switching_backend_while_a_turn_waits_on_the_server_lets_that_turn
         decision = app.session.turns[0].decision
         assert decision.error == "" and "broke off" not in " ".join(notifications(app))
         assert decision.backend == "systemone" and decision.model == "scripted-model-1"  # answered where it was asked
+
+
+async def test_enter_on_a_turn_whose_fallback_is_running_does_not_say_to_send_it(tmp_path):
+    # Enter on the row while its fallback ran said "This turn waits for the fallback LLM: press f to send it."
+    from app_harness import fallback_section, make_app, make_config, notifications, settle, submit
+
+    from tui_router.app.widgets.decision_log import DecisionLog
+
+    pidfile = tmp_path / "pid"
+    app = make_app(make_config(tmp_path, fallback=fallback_section("sleepy.py", "30", str(pidfile))))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)  # every turn low: fallback pending
+        await submit(app, pilot, "what is the capital of Mars")
+        await pilot.press("escape", "f")
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if pidfile.exists() and pidfile.read_text():
+                break
+        assert app.query_one(DecisionLog).row_cells(0)["outcome"].startswith("llm ")
+        await pilot.press("enter")
+        await pilot.pause()
+        said = notifications(app)[-1]
+        assert "press f to send it" not in said and "running" in said
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert app.session.turns[0].fallback is None
