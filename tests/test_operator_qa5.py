@@ -1,5 +1,5 @@
 """QA pass 5 (an operator pointing the console and CLI at a real decision model over HTTP): one test per
-real loopback server and the real CLI in a subprocess."""
+defect found, against real loopback servers, real subprocesses and the real app (Pilot)."""
 
 from __future__ import annotations
 
