@@ -190,3 +190,25 @@ async def test_enter_on_a_turn_whose_fallback_is_running_does_not_say_to_send_it
         await pilot.press("c")
         await settle(app, pilot)
         assert app.session.turns[0].fallback is None
+
+
+async def test_save_screenshot_without_a_downloads_folder_saves_beside_the_sessions(tmp_path, monkeypatch):
+    # the palette's "Save screenshot" said only "Failed to save screenshot" on a machine with no
+    # ~/Downloads (this one: root on a server); the operator could not capture what they saw
+    from app_harness import make_app, make_config, notifications, run_palette, settle
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no Downloads folder in it
+    monkeypatch.setenv("XDG_DOWNLOAD_DIR", str(tmp_path / "home" / "Downloads"))
+    config = make_config(tmp_path)
+    app = make_app(config)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await run_palette(app, pilot, "Screenshot")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if any("screenshot" in n.lower() for n in notifications(app)):
+                break
+        assert not any("Failed" in n for n in notifications(app)), notifications(app)
+    shots = list((tmp_path / "sessions").glob("*.svg"))
+    assert len(shots) == 1 and "<svg" in shots[0].read_text(encoding="utf-8")
+    assert not (tmp_path / "home").exists()  # no folder made up in the home

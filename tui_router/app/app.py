@@ -1270,6 +1270,19 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
                 pass
 
     # ------------------------------------------------------------------ command palette
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """The palette's Save screenshot (Textual's) writes into the Downloads folder; on a machine without
+        one (a server, a container) it said only "Failed to save screenshot". There it goes beside the sessions."""
+        if path is None:
+            from platformdirs import user_downloads_path
+
+            if not user_downloads_path().is_dir():
+                folder = self.config.sessions_path
+                with contextlib.suppress(OSError):  # unwritable: Textual's own failure notice follows
+                    folder.mkdir(parents=True, exist_ok=True)
+                path = str(folder)
+        return super().deliver_screenshot(filename, path, time_format)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("turn: route a message", "Focus the message box", self.action_focus_input)
         yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn", self.action_confirm_turn)
