@@ -212,3 +212,35 @@ async def test_save_screenshot_without_a_downloads_folder_saves_beside_the_sessi
     shots = list((tmp_path / "sessions").glob("*.svg"))
     assert len(shots) == 1 and "<svg" in shots[0].read_text(encoding="utf-8")
     assert not (tmp_path / "home").exists()  # no folder made up in the home
+
+
+async def test_the_first_turn_s_note_counts_the_server_probe_in_when_it_gives_up(scripted, tmp_path, monkeypatch):
+    # the first turn probes the server (one question budget) before asking: the note said "gives up
+    # after 8 s" while the turn went on for 16
+    from app_harness import make_app, make_config, screen_text, settle
+    from servers.scripted import Step
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no cached profile: the first turn probes
+    scripted.script.append(Step(delay=1.5))
+    systemone = {"base_url": scripted.base_url, "timeout": 2, "max_retries": 0, "probe": True}
+    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message")
+        box.value = MESSAGE
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        note = _candidates_pane(screen_text(app))
+        assert "gives up after 4 s" in note and "the first turn probes the server" in note
+        await settle(app, pilot)
+        if type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")
+        box.focus()
+        box.value = "remind me to call the dentist tomorrow"
+        scripted.script.append(Step(delay=1.5))
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        note = _candidates_pane(screen_text(app))
+        assert "gives up after 2 s" in note and "probes" not in note
+        await settle(app, pilot)
+        await app.router.aclose()

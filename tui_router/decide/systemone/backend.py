@@ -56,6 +56,11 @@ class SystemOneBackend(DecisionBackend):
 
     # -- sizing (the server profile)
 
+    @property
+    def sized(self) -> bool:
+        """Whether the option limit is known (probed, cached or configured): the first turn probes first."""
+        return self._limit is not None or not self.cfg.probe
+
     def option_limit(self) -> int:
         if self._limit is not None:
             return self._limit
