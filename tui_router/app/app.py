@@ -442,13 +442,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         if self.router is None:
             return f"Routing: waiting for the catalog and backend to load ({elapsed})."
         backend = self.router.backend
-        client = getattr(backend, "client", None)
-        cfg = self.config.systemone
-        where = f" at {client.shown_url}" if client is not None and hasattr(client, "shown_url") else ""
-        probing = not getattr(backend, "sized", True)  # the first turn probes the server too
-        limit = cfg.question_budget * (2 if probing else 1)
-        bound = f", gives up after {limit:g} s ([systemone] timeout, total_timeout{'; the first turn probes the server' if probing else ''})" if where else ""
-        return f"Routing: waiting for the decision model {backend.name} · {backend.model}{where}: {elapsed}{bound}. A new message supersedes this one."
+        note = backend.waiting_note()
+        return f"Routing: waiting for the decision model {backend.name} · {backend.model}: {elapsed}{'; ' + note if note else ''}. A new message supersedes this one."
 
     def _stop_loading(self) -> None:
         if self._loading_timer is not None:

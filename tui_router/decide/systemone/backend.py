@@ -56,10 +56,11 @@ class SystemOneBackend(DecisionBackend):
 
     # -- sizing (the server profile)
 
-    @property
-    def sized(self) -> bool:
-        """Whether the option limit is known (probed, cached or configured): the first turn probes first."""
-        return self._limit is not None or not self.cfg.probe
+    def waiting_note(self) -> str:
+        probing = self._limit is None and self.cfg.probe  # the first turn probes the server, one budget more
+        limit = self.cfg.question_budget * (2 if probing else 1)
+        probe = "; the first turn probes the server" if probing else ""
+        return f"server {self.client.shown_url}, gives up after {limit:g} s ([systemone] timeout, total_timeout{probe})"
 
     def option_limit(self) -> int:
         if self._limit is not None:
