@@ -244,3 +244,37 @@ async def test_the_first_turn_s_note_counts_the_server_probe_in_when_it_gives_up
         assert "gives up after 2 s" in note and "probes" not in note
         await settle(app, pilot)
         await app.router.aclose()
+
+
+@pytest.mark.parametrize(
+    ("headers", "said"),
+    [
+        ('{ "X-Tenant" = "acme\\nInjected: 1" }', "the value of header 'X-Tenant' holds a line break"),
+        ('{ "X Tenant" = "acme" }', "header name 'X Tenant' is not a valid HTTP header name"),
+        ('{ "X-Tenant" = "acmé" }', "which an HTTP header cannot carry"),
+    ],
+)
+def test_a_header_http_cannot_carry_is_refused_when_the_config_loads(scripted, tmp_path, headers, said):
+    # it loaded, then every request failed "cannot connect (Illegal header value b'acme\\nInjected: 1')
+    # after 3 attempts; is the server running and [systemone] base_url right?"
+    config = tmp_path / "tui-router.toml"
+    config.write_text(f'backend = "systemone"\n[systemone]\nbase_url = "{scripted.base_url}"\nprobe = false\nheaders = {headers}\n', encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for args in (("route", MESSAGE), ("doctor",)):
+        done = tui_router(*args, env=env)
+        assert done.returncode == 2, done.stderr
+        assert said in done.stderr and "cannot connect" not in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert scripted.requests == []
+
+
+def test_plain_headers_still_go_out(scripted, tmp_path):
+    config = tmp_path / "tui-router.toml"
+    config.write_text(
+        f'backend = "systemone"\n[systemone]\nbase_url = "{scripted.base_url}"\nprobe = false\n'
+        'headers = { "X-Tenant" = "acme corp", "X-Trace_ID" = "a\\tb" }\n',
+        encoding="utf-8",
+    )
+    done = tui_router("route", "--json", MESSAGE, env={"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert scripted.posts[0].headers["x-tenant"] == "acme corp"
