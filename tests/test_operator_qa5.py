@@ -278,3 +278,37 @@ def test_plain_headers_still_go_out(scripted, tmp_path):
     done = tui_router("route", "--json", MESSAGE, env={"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert done.returncode == 0, done.stderr
     assert scripted.posts[0].headers["x-tenant"] == "acme corp"
+
+
+async def test_a_turn_waiting_on_its_arguments_command_says_so_not_the_decision_model(tmp_path):
+    # a hanging [arguments] command kept the decided turn "Retrieving…" (then, "waiting for the decision
+    # model local") until the arguments timeout: the model had answered long before
+    import sys
+
+    from app_harness import COMMANDS, confidence_of, make_app, make_config, screen_text, settle, thresholds_for
+
+    pidfile = tmp_path / "pid"
+    hang = [sys.executable, str(COMMANDS / "args_maker.py"), "sleep", str(pidfile)]
+    config = make_config(tmp_path, arguments={"command": hang, "timeout": 2})
+    message = "text 555-0100 that the deploy finished"
+    _, confidence = confidence_of(config, message)
+    app = make_app(config)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(*thresholds_for("medium", confidence))
+        box = app.query_one("#message")
+        box.value = message
+        await pilot.press("enter")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if pidfile.exists() and pidfile.read_text():
+                break
+        await pilot.pause(0.2)
+        note = _candidates_pane(screen_text(app))
+        assert "building its arguments" in note and "[arguments] command" in note and "stopped after 2 s" in note
+        assert "decision model" not in note
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "ConfirmTurnModal"  # then the dialog, with the arguments' error
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.session.turns[0].arguments is not None and "timed out" in app.session.turns[0].arguments.error

@@ -40,6 +40,7 @@ from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail
 from .follow import LiveFollow
 from .format import display_path, one_line, shorten
 from .messages import (
+    ArgumentsStarted,
     DecisionReady,
     FallbackFinished,
     FallbackOutput,
@@ -131,6 +132,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self._loading_timer: Timer | None = None
         self._waiting_timer: Timer | None = None  # redraws "waiting for ..., N s" while a turn is routed
         self._routing_since = 0.0
+        self._building_arguments: dict[int, str] = {}  # turn -> the arguments command it waits for
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
         self._config_note = ""
@@ -411,8 +413,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             decision = await self.router.aroute(turn.message)
             if self.config.arguments.auto and decision.action.value in ("execute", "confirm"):
                 # after the route: arguments built and validated; invalid ones demote execute to confirm
+                self.post_message(ArgumentsStarted(index, list(self.config.arguments.command)))
                 decision = await self.router.abuild_arguments(decision)
             self.post_message(DecisionReady(index, decision, turn))
+
+    def on_arguments_started(self, message: ArgumentsStarted) -> None:
+        if message.command and self._in_flight(message.index):  # the built-in extractor takes no time
+            self._building_arguments[message.index] = " ".join(message.command)
+            self._routing_since = time.monotonic()
 
     def _in_flight(self, index: int) -> bool:
         return any(index in indexes for indexes in self._routing.values())
@@ -436,9 +444,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         if index is not None and self._in_flight(index):
             self.show_turn(index, in_flight=True)
 
-    def _waiting_note(self) -> str:
-        """What a turn in flight waits for: the loading router, or the backend (its server and bounds)."""
+    def _waiting_note(self, index: int) -> str:
+        """What a turn in flight waits for: the loading router, the backend (its server and bounds), or
+        the command that builds the decided turn's arguments."""
         elapsed = f"{time.monotonic() - self._routing_since:.0f} s so far"
+        command = self._building_arguments.get(index)
+        if command is not None:
+            limit = self.config.arguments.timeout
+            return f"Decided; building its arguments: waiting for [arguments] command {shorten(command, 80)}: {elapsed}, stopped after {limit:g} s ([arguments] timeout)."
         if self.router is None:
             return f"Routing: waiting for the catalog and backend to load ({elapsed})."
         backend = self.router.backend
@@ -456,6 +469,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def on_decision_ready(self, message: DecisionReady) -> None:
         index, decision = message.index, message.decision
+        self._building_arguments.pop(index, None)
         if not self.workspace.set_decision(index, decision.to_turn_decision(), message.turn, arguments=record_of(decision)):
             return  # the session was switched while this turn was routed
         self._live[index] = decision
@@ -504,6 +518,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             if not self._routing:
                 self._stop_loading()
             for index in indexes or []:  # turns the worker decided already keep their decision
+                self._building_arguments.pop(index, None)
                 if state is WorkerState.ERROR and self.session.turns[index].decision is None:
                     self._unresolved(index, f"routing failed: {error}")
                     self.notify(f"Turn {index + 1} could not be routed: {error}", severity="error", timeout=8, markup=False)
@@ -598,7 +613,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             none_option,
             live.formula if live else self.config.policy.confidence,
             routing=turn.decision is None and self._in_flight(index),
-            waiting=self._waiting_note() if turn.decision is None and self._in_flight(index) else "",
+            waiting=self._waiting_note(index) if turn.decision is None and self._in_flight(index) else "",
         )
         candidates.show(view, self.router.catalog if self.router else None)
         distribution.show(view)

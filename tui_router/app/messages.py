@@ -30,6 +30,15 @@ class LoadProgress(Message):
         self.total = total
 
 
+class ArgumentsStarted(Message):
+    """Turn `index` is decided; its arguments are being built (a configured command may take its time)."""
+
+    def __init__(self, index: int, command: list[str]) -> None:
+        super().__init__()
+        self.index = index
+        self.command = command
+
+
 class TurnSubmitted(Message):
     """The operator sent a message to be routed."""
 
