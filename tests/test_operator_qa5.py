@@ -312,3 +312,26 @@ async def test_a_turn_waiting_on_its_arguments_command_says_so_not_the_decision_
         await pilot.press("escape")
         await settle(app, pilot)
         assert app.session.turns[0].arguments is not None and "timed out" in app.session.turns[0].arguments.error
+
+
+async def test_replay_against_a_slow_server_says_what_its_first_turn_waits_for(scripted, tmp_path):
+    # the summary said "Waiting for the router…" for as long as the server took over the first turn
+    from app_harness import make_app, make_config, screen_text, settle
+    from servers.scripted import Step
+
+    from tui_router.session import Turn, load_session, new_session, save_session
+
+    session = new_session("tiny")
+    session.turns = [Turn(message=MESSAGE, label="send_sms"), Turn(message="remind me to call the dentist", label="create_reminder")]
+    path = save_session(session, tmp_path / "monday.toml")
+    scripted.script.append(Step(delay=2.0))
+    systemone = {"base_url": scripted.base_url, "timeout": 10, "max_retries": 0, "probe": False}
+    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone), replay=load_session(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.8)
+        shown = " ".join(line.strip("│ ") for line in screen_text(app).splitlines())
+        assert "Waiting for the router" not in shown
+        assert "Replaying 1/2: waiting for the decision model systemone" in shown and scripted.base_url in shown.replace(" ", "")
+        await settle(app, pilot)
+        assert "2 turns replayed" in screen_text(app)
+        await app.router.aclose()

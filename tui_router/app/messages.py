@@ -103,6 +103,14 @@ class SessionSaved(Message):
         self.seq = seq
 
 
+class ReplayStarted(Message):
+    """The router is ready and replay mode routes its first turn (a slow server answers it last)."""
+
+    def __init__(self, router: Router) -> None:
+        super().__init__()
+        self.router = router
+
+
 class ReplayRowReady(Message):
     """One recorded turn was re-routed in replay mode."""
 
