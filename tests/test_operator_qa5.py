@@ -335,3 +335,20 @@ async def test_replay_against_a_slow_server_says_what_its_first_turn_waits_for(s
         await settle(app, pilot)
         assert "2 turns replayed" in screen_text(app)
         await app.router.aclose()
+
+
+def test_doctor_on_a_server_that_lists_models_but_answers_too_slowly_prints_its_table(scripted, tmp_path):
+    # GET /models answered at once, the question timed out: doctor called the server unreachable (exit 2)
+    # and printed only the timeout, dropping the table that showed the server and its model list answering
+    from servers.scripted import Step
+
+    scripted.script.append(Step(delay=3.0))
+    config = tmp_path / "tui-router.toml"
+    config.write_text(f'backend = "systemone"\n[systemone]\nbase_url = "{scripted.base_url}"\ntimeout = 1\nmax_retries = 0\n', encoding="utf-8")
+    done = tui_router("doctor", env={"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = {line.split("  ")[0]: line for line in done.stdout.splitlines()}
+    assert "reachable" in rows["server"] and "unreachable" not in rows["server"]
+    assert "answers" in rows["GET /models"] and "jev-latest" in rows["GET /models"]
+    assert "unknown" in rows["model 'jev-latest'"] and "no complete reply within 1 s" in rows["model 'jev-latest'"]
+    assert not list((tmp_path / "cache").rglob("*.json"))  # an unanswered probe is not cached
