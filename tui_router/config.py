@@ -8,6 +8,7 @@ naming the key, with a did-you-mean. Secrets are never values here, only the nam
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -132,6 +133,13 @@ class SystemOneConfig(_Section):
                 raise ValueError(
                     f"header {name!r} looks like a credential; secrets never go in the config file: put the key in an "
                     "environment variable and name it in [systemone] api_key_env (sent as Authorization: Bearer)"
+                )
+            # refused here, once: at request time httpx's refusal became "cannot connect ... after 3 attempts"
+            if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+                raise ValueError(f"header name {name!r} is not a valid HTTP header name (letters, digits and - only, e.g. X-Tenant)")
+            if not all(" " <= ch <= "~" or ch == "\t" for ch in value[name]):
+                raise ValueError(
+                    f"the value of header {name!r} holds a line break, a control or a non-ASCII character, which an HTTP header cannot carry"
                 )
         return value
 

@@ -9,6 +9,7 @@ Routing itself is `Router.aroute` from the core: the console holds no routing lo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
 import time
@@ -39,6 +40,7 @@ from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail
 from .follow import LiveFollow
 from .format import display_path, one_line, shorten
 from .messages import (
+    ArgumentsStarted,
     DecisionReady,
     FallbackFinished,
     FallbackOutput,
@@ -128,6 +130,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
         self._loading_timer: Timer | None = None
+        self._waiting_timer: Timer | None = None  # redraws "waiting for ..., N s" while a turn is routed
+        self._routing_since = 0.0
+        self._building_arguments: dict[int, str] = {}  # turn -> the arguments command it waits for
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
         self._config_note = ""
@@ -358,10 +363,19 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         if old is not None and old is not self.router:
             note, self._config_note = self._config_note, ""
             self.notify(f"{note} Catalog {catalog.name}, backend {self.router.backend.name} ({self.router.backend.model}) in use.".strip(), markup=False)
-            self.run_worker(old.aclose(), group="close", exit_on_error=False)
+            # a turn still waiting on the old backend finishes there: closing its client under the
+            # request ended the turn "the server broke off its reply", blaming a server that was fine
+            self.run_worker(self._close_after(old, list(self._routing)), group="close", exit_on_error=False)
         for screen in self.screen_stack:
             if hasattr(screen, "on_router_changed"):
                 screen.on_router_changed()
+
+    @staticmethod
+    async def _close_after(old: Router, workers: list[Worker]) -> None:
+        for worker in workers:
+            with contextlib.suppress(Exception):  # cancelled or failed: either way done with `old`
+                await worker.wait()
+        await old.aclose()
 
     # ------------------------------------------------------------------ turns
     def on_turn_submitted(self, message: TurnSubmitted) -> None:
@@ -386,6 +400,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         indexes = [*carried, index]
         worker = self.route_turns(indexes, [self.workspace.turn(i) for i in indexes])
         self._routing[worker] = indexes
+        self._routing_since = time.monotonic()
         self._start_loading_timer()
 
     @work(exclusive=True, exit_on_error=False, group="turn")
@@ -398,8 +413,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             decision = await self.router.aroute(turn.message)
             if self.config.arguments.auto and decision.action.value in ("execute", "confirm"):
                 # after the route: arguments built and validated; invalid ones demote execute to confirm
+                self.post_message(ArgumentsStarted(index, list(self.config.arguments.command)))
                 decision = await self.router.abuild_arguments(decision)
             self.post_message(DecisionReady(index, decision, turn))
+
+    def on_arguments_started(self, message: ArgumentsStarted) -> None:
+        if message.command and self._in_flight(message.index):  # the built-in extractor takes no time
+            self._building_arguments[message.index] = " ".join(message.command)
+            self._routing_since = time.monotonic()
 
     def _in_flight(self, index: int) -> bool:
         return any(index in indexes for indexes in self._routing.values())
@@ -415,15 +436,40 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             if index is not None and self._in_flight(index):
                 self.show_turn(index, in_flight=True)
             self.query_one("#distribution-pane").loading = True
+            if self._waiting_timer is None:  # a slow server: say what the turn waits for, and for how long
+                self._waiting_timer = self.set_interval(1.0, self._show_waiting)
+
+    def _show_waiting(self) -> None:
+        index = self.log_table.selected_index
+        if index is not None and self._in_flight(index):
+            self.show_turn(index, in_flight=True)
+
+    def _waiting_note(self, index: int) -> str:
+        """What a turn in flight waits for: the loading router, the backend (its server and bounds), or
+        the command that builds the decided turn's arguments."""
+        elapsed = f"{time.monotonic() - self._routing_since:.0f} s so far"
+        command = self._building_arguments.get(index)
+        if command is not None:
+            limit = self.config.arguments.timeout
+            return f"Decided; building its arguments: waiting for [arguments] command {shorten(command, 80)}: {elapsed}, stopped after {limit:g} s ([arguments] timeout)."
+        if self.router is None:
+            return f"Routing: waiting for the catalog and backend to load ({elapsed})."
+        backend = self.router.backend
+        note = backend.waiting_note()
+        return f"Routing: waiting for the decision model {backend.name} · {backend.model}: {elapsed}{'; ' + note if note else ''}. A new message supersedes this one."
 
     def _stop_loading(self) -> None:
         if self._loading_timer is not None:
             self._loading_timer.stop()
             self._loading_timer = None
+        if self._waiting_timer is not None:
+            self._waiting_timer.stop()
+            self._waiting_timer = None
         self.query_one("#distribution-pane").loading = False
 
     def on_decision_ready(self, message: DecisionReady) -> None:
         index, decision = message.index, message.decision
+        self._building_arguments.pop(index, None)
         if not self.workspace.set_decision(index, decision.to_turn_decision(), message.turn, arguments=record_of(decision)):
             return  # the session was switched while this turn was routed
         self._live[index] = decision
@@ -472,6 +518,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             if not self._routing:
                 self._stop_loading()
             for index in indexes or []:  # turns the worker decided already keep their decision
+                self._building_arguments.pop(index, None)
                 if state is WorkerState.ERROR and self.session.turns[index].decision is None:
                     self._unresolved(index, f"routing failed: {error}")
                     self.notify(f"Turn {index + 1} could not be routed: {error}", severity="error", timeout=8, markup=False)
@@ -532,6 +579,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             from .screens.output import FallbackOutputScreen
 
             self.push_screen(FallbackOutputScreen(index, self.session.turns[index].fallback))
+        elif index == self.workspace.fallback_turn:  # not "press f to send it": it is being sent
+            self.notify("The fallback command is running for this turn; Enter shows its output when it ends, c cancels it.", markup=False)
         elif waits_for_fallback(decision):
             self.notify("This turn waits for the fallback LLM: press f to send it.", markup=False)
 
@@ -564,6 +613,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             none_option,
             live.formula if live else self.config.policy.confidence,
             routing=turn.decision is None and self._in_flight(index),
+            waiting=self._waiting_note(index) if turn.decision is None and self._in_flight(index) else "",
         )
         candidates.show(view, self.router.catalog if self.router else None)
         distribution.show(view)
@@ -1232,6 +1282,19 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
                 pass
 
     # ------------------------------------------------------------------ command palette
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """The palette's Save screenshot (Textual's) writes into the Downloads folder; on a machine without
+        one (a server, a container) it said only "Failed to save screenshot". There it goes beside the sessions."""
+        if path is None:
+            from platformdirs import user_downloads_path
+
+            if not user_downloads_path().is_dir():
+                folder = self.config.sessions_path
+                with contextlib.suppress(OSError):  # unwritable: Textual's own failure notice follows
+                    folder.mkdir(parents=True, exist_ok=True)
+                path = str(folder)
+        return super().deliver_screenshot(filename, path, time_format)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("turn: route a message", "Focus the message box", self.action_focus_input)
         yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn", self.action_confirm_turn)

@@ -30,6 +30,15 @@ class LoadProgress(Message):
         self.total = total
 
 
+class ArgumentsStarted(Message):
+    """Turn `index` is decided; its arguments are being built (a configured command may take its time)."""
+
+    def __init__(self, index: int, command: list[str]) -> None:
+        super().__init__()
+        self.index = index
+        self.command = command
+
+
 class TurnSubmitted(Message):
     """The operator sent a message to be routed."""
 
@@ -92,6 +101,14 @@ class SessionSaved(Message):
         super().__init__()
         self.path = path
         self.seq = seq
+
+
+class ReplayStarted(Message):
+    """The router is ready and replay mode routes its first turn (a slow server answers it last)."""
+
+    def __init__(self, router: Router) -> None:
+        super().__init__()
+        self.router = router
 
 
 class ReplayRowReady(Message):

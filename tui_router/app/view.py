@@ -36,10 +36,11 @@ class TurnView:
     none_option: str = "defer_to_llm"
     formula: str = "reference"
     routing: bool = False  # still in flight
+    waiting: str = ""  # while in flight: what it waits for
     heading: str = ""  # e.g. "turn 3" or "replay 3: new decision"
 
     @classmethod
-    def of(cls, turn: Turn, none_option: str, formula: str, heading: str = "", routing: bool = False) -> TurnView:
+    def of(cls, turn: Turn, none_option: str, formula: str, heading: str = "", routing: bool = False, waiting: str = "") -> TurnView:
         return cls(
             message=turn.message,
             decision=turn.decision,
@@ -48,5 +49,6 @@ class TurnView:
             none_option=none_option,
             formula=formula,
             routing=routing,
+            waiting=waiting,
             heading=heading,
         )

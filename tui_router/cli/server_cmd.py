@@ -83,6 +83,8 @@ def run_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(profile.model_dump() | {"routing_max_options": profile.option_limit(cfg.max_options)}, ensure_ascii=False))
         return 0 if profile.usable else 1
     key_state = "set" if os.environ.get(cfg.api_key_env, "").strip() else "not set (no Authorization header sent)"
+    if client.key_problem():
+        key_state = "set, but not sent: it holds a character an HTTP header cannot carry"
     rows = [("API key", f"${cfg.api_key_env}", key_state), *profile.rows(cfg.max_options)]
     print(f"System One server profile: {profile.base_url}, model {cfg.model}")
     print(format_table(("check", "result", "detail"), rows))

@@ -110,6 +110,11 @@ class DecisionBackend:
     async def aclose(self) -> None:
         return None
 
+    def waiting_note(self) -> str:
+        """What a turn waiting on this backend waits for beyond its name and model (a server, and when
+        it gives up), for the console to say while it waits; "" for a backend that answers in-process."""
+        return ""
+
     def add_exemplar(self, label: str, message: str) -> None:
         """Learn from one labelled turn; only when `learns_from_examples`."""
         raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")

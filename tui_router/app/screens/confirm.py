@@ -47,6 +47,12 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
         Binding("escape", "later", "Later", id="confirm.later", tooltip="Close; the turn stays pending (Enter on its row reopens this)"),
         Binding("left,h", "app.focus_previous", "Previous", id="confirm.previous", show=False, tooltip="Previous button"),
         Binding("right,l", "app.focus_next", "Next", id="confirm.next", show=False, tooltip="Next button"),
+        # the details scroll on a short terminal (80x24), and the focus sits on the buttons: without
+        # these, a payment's arguments below the fold could not be read before approving it
+        Binding("down", "scroll_details('down')", "Scroll down", id="confirm.scroll-down", show=False, tooltip="Scroll the details down"),
+        Binding("up", "scroll_details('up')", "Scroll up", id="confirm.scroll-up", show=False, tooltip="Scroll the details up"),
+        Binding("pagedown", "scroll_details('page_down')", "Page down", id="confirm.page-down", show=False, tooltip="Scroll the details a page down"),
+        Binding("pageup", "scroll_details('page_up')", "Page up", id="confirm.page-up", show=False, tooltip="Scroll the details a page up"),
         # a modal screen hides the app's own bindings: F1 did nothing while the dialog was open
         Binding("f1,question_mark", "app.help", "Help", id="confirm.help", show=False, tooltip="Keys, bands and where things are saved"),
     ]
@@ -154,6 +160,9 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
 
     def action_decline(self) -> None:
         self.dismiss(("declined", None))
+
+    def action_scroll_details(self, where: str) -> None:
+        getattr(self.query_one("#confirm-body", VerticalScroll), f"scroll_{where}")(animate=False)
 
     def action_later(self) -> None:
         self.dismiss(None)

@@ -59,6 +59,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("c", "choose another option (re-route)"),
             ("escape", "decide later: the turn stays pending"),
             ("← → / h l", "move between the buttons (enter presses one)"),
+            ("↑ ↓ / pgup pgdn", "scroll the details (on a short terminal the arguments are below the fold)"),
             ("f1 / ?", "this help, over the dialog"),
         ],
     ),

@@ -19,7 +19,7 @@ from textual.worker import Worker, WorkerState
 from ...session import Session
 from ...textsafe import visible
 from ..format import display_path, shorten, shorten_start
-from ..messages import ReplayFinished, ReplayRowReady
+from ..messages import ReplayFinished, ReplayRowReady, ReplayStarted
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
@@ -206,6 +206,7 @@ class ReplayScreen(Screen[None]):
                 markup=False,
             )
         rows = []
+        self.post_message(ReplayStarted(router))
         for position, turn in enumerate(self.session.turns):
             # never use a turn as evidence for itself (the local backend learns from labelled sessions)
             decision = await router.aroute(turn.message, holdout=turn.message)
@@ -213,6 +214,14 @@ class ReplayScreen(Screen[None]):
             rows.append(row)
             self.post_message(ReplayRowReady(position, row, decision))
         self.post_message(ReplayFinished(replay_report(rows)))
+
+    def on_replay_started(self, message: ReplayStarted) -> None:
+        # "Waiting for the router…" stayed up while a slow server took its time over the first turn
+        if not self.query_one(ReplayTable).rows_data:
+            backend = message.router.backend
+            note = backend.waiting_note()
+            text = f"Replaying 1/{len(self.session.turns)}: waiting for the decision model {backend.name} · {backend.model}{'; ' + note if note else ''}…"
+            self.query_one("#replay-summary", Static).update(Content.styled(visible(text), "italic $warning"))
 
     def on_replay_row_ready(self, message: ReplayRowReady) -> None:
         table = self.query_one(ReplayTable)

@@ -19,7 +19,7 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
     if view is None:
         return Content.styled("No turn selected.", "$text-muted")
     if view.routing or view.decision is None:
-        return Content.styled("Retrieving…" if view.routing else "Not routed.", "$text-muted")
+        return Content.styled(visible(view.waiting or "Routing…") if view.routing else "Not routed.", "$text-muted")
     d = view.decision
     total = len(catalog.option_ids) if catalog else None  # the same count as the header and the Catalog pane
     # a turn routed with another catalog (the catalog switched since): its candidates are not drawn

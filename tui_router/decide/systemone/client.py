@@ -161,6 +161,17 @@ def describe_error_body(body: bytes, content_type: str = "", clean: Callable[[An
     return "", _first_line(text)
 
 
+def key_problem(key: str, env: str) -> str:
+    """The one sentence for a key an HTTP header cannot carry (never quoting the key), or ""."""
+    if all(" " <= ch <= "~" or ch == "\t" for ch in key):
+        return ""
+    what = "a line break" if ("\n" in key or "\r" in key) else "a control character" if any(ch < " " or ch == "\x7f" for ch in key) else "a non-ASCII character"
+    return (
+        f"the API key in ${env} holds {what}, which an HTTP header cannot carry; it was not sent: "
+        f"set ${env} to the key alone (one line, as issued)"
+    )
+
+
 @dataclass
 class _LoopState:
     client: httpx.AsyncClient
@@ -190,6 +201,11 @@ class SystemOneClient:
 
     def _key(self) -> str:
         return os.environ.get(self.cfg.api_key_env, "").strip()
+
+    def key_problem(self) -> str:
+        """Why the key cannot be sent, or "": an HTTP header cannot carry a line break, another control
+        character or a non-ASCII character, and httpx's refusal quotes the header (the key) in its error."""
+        return key_problem(self._key(), self.cfg.api_key_env)
 
     def redact(self, text: str) -> str:
         key = self._key()
@@ -221,7 +237,7 @@ class SystemOneClient:
 
         headers = {"User-Agent": f"tui-router/{__version__}", "Accept": "application/json", **self.cfg.headers}
         key = self._key()
-        if key:
+        if key and not self.key_problem():  # an unsendable key: _request answers with key_problem()
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -293,10 +309,13 @@ class SystemOneClient:
     async def _request(self, method: str, path: str, content: bytes | None) -> Reply:
         """One request with its retries, bounded twice: each attempt by `timeout` (the whole exchange,
         not per read as httpx counts it) and all of it, waits included, by `question_budget`."""
+        shown = f"{self.shown_url}{path}"
+        problem = self.key_problem()
+        if problem:  # before any client exists: its headers would raise with the key in the message
+            return Reply(error=f"{shown}: {problem}", attempts=0)
         state = self._state()
         loop = asyncio.get_running_loop()
         url = f"{self.base_url}{path}"
-        shown = f"{self.shown_url}{path}"
         retries = self.cfg.max_retries
         budget = self.cfg.question_budget
         headers = {"Content-Type": "application/json"} if content is not None else None

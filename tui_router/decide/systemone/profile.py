@@ -270,9 +270,9 @@ async def probe_server(client: SystemOneClient, model: str) -> ServerProfile:
 
 
 def _first_probe_failed(profile: ServerProfile, reply: Reply) -> None:
-    if reply.status is None:
-        profile.reachable = False
-    elif reply.status in (401, 403):
+    # GET /models got an HTTP answer, so the server is reachable: a question that timed out is a failed
+    # check (doctor's table, exit 1), not "cannot be reached" (one line, exit 2, the table dropped)
+    if reply.status in (401, 403):
         profile.auth_failed = True
     elif reply.status in (400, 404, 422) and "model" in reply.error.lower():
         profile.alias_accepted = False
