@@ -352,3 +352,30 @@ def test_doctor_on_a_server_that_lists_models_but_answers_too_slowly_prints_its_
     assert "answers" in rows["GET /models"] and "jev-latest" in rows["GET /models"]
     assert "unknown" in rows["model 'jev-latest'"] and "no complete reply within 1 s" in rows["model 'jev-latest'"]
     assert not list((tmp_path / "cache").rglob("*.json"))  # an unanswered probe is not cached
+
+
+async def test_quitting_while_a_turn_waits_on_the_server_saves_it_unresolved_with_why(scripted, tmp_path):
+    # it was saved as a message with no decision at all: nothing in the file said it was never decided
+    import tomllib
+
+    from app_harness import make_app, make_config, settle
+    from servers.scripted import Step
+
+    scripted.script.append(Step(delay=3.0))
+    systemone = {"base_url": scripted.base_url, "timeout": 10, "max_retries": 0, "probe": False}
+    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message")
+        box.value = MESSAGE
+        await pilot.press("enter")
+        await pilot.pause(0.4)
+        assert scripted.posts  # the question is at the server
+        await app.action_quit()
+        await pilot.pause()
+    path = app.session.path
+    saved = tomllib.loads(path.read_text(encoding="utf-8"))["turns"]
+    assert [t["message"] for t in saved] == [MESSAGE]
+    decision = saved[0]["decision"]
+    assert decision["band"] == "unresolved" and decision["outcome"] == "pending"
+    assert decision["error"] == "the console quit before the decision arrived"

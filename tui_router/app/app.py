@@ -75,6 +75,7 @@ NARROW = 110  # below this many columns the Catalog pane collapses (F2 shows it)
 SHORT = 30  # below this many rows the message box loses its border and the top panes grow
 WIDE = 140  # from here the Catalog pane is wider and the log shows every column
 LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer than this
+QUIT_BEFORE_DECISION = "the console quit before the decision arrived"
 
 
 class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
@@ -1267,6 +1268,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.open_confirm(index)
 
     async def action_quit(self) -> None:
+        # a turn still being decided is saved as what it is: unresolved, with why (FORMATS: band,
+        # error), not as a message with no decision; an answer arriving before the exit replaces it
+        policy = self.config.policy
+        backend = self.router.backend.name if self.router else self.config.backend
+        for index in sorted({i for indexes in self._routing.values() for i in indexes}):
+            self.workspace.unresolved(index, QUIT_BEFORE_DECISION, backend=backend, high=policy.high, medium=policy.medium)
         if not self.save_now() and not self._quit_armed:
             self._quit_armed = True
             self.notify("The session could not be saved. Press q again to quit anyway (unsaved turns are lost).", severity="error", timeout=15, markup=False)
