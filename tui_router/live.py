@@ -134,6 +134,11 @@ class LiveSessionWriter:
         return [live.path for live in self._files]
 
     @property
+    def unwritten(self) -> int:
+        """Turns appended but not on disk (a failed write keeps them for the next attempt)."""
+        return sum(len(live.turns) - live.on_disk for live in self._files)
+
+    @property
     def written(self) -> int:
         """Turns on disk, over every file."""
         return sum(live.on_disk for live in self._files)
@@ -209,6 +214,8 @@ class LiveSessionWriter:
         last `write_pending`)."""
         with self._lock:
             for live in self._files:
+                if live.on_disk == 0:
+                    live.claimed.discard_if_empty()  # never written (disk full): no empty file left as litter
                 live.claimed.release()
 
 

@@ -116,6 +116,16 @@ class SessionFile:
             self._stamp = stamp_of(self.path)
             return backup
 
+    def discard_if_empty(self) -> None:
+        """Remove the file `claim(create=True)` made, while still holding its lock, when nothing was
+        ever written to it and it is still the empty file claimed (a write that failed left it)."""
+        with self._write_lock:
+            if self._lock_fd is not None and self._first_write and self._stamp is not None and self._stamp[1] == 0 and stamp_of(self.path) == self._stamp:
+                try:
+                    os.unlink(self.path)
+                except OSError:
+                    pass
+
     def release(self) -> None:
         """Let the lock go, removing the sidecar first while still holding it (see the module's
         note), so a folder of finished files is not littered with `.lock` files."""

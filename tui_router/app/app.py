@@ -496,7 +496,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
                 self.notify(f"Fallback failed: {error}", severity="error", markup=False)
         elif worker.group == "save" and state is WorkerState.ERROR:
             self._update_status()
-            self.notify(f"Could not save the session: {error}. Your turns are still here; try ctrl+s.", severity="error", timeout=15, markup=False)
+            self.notify(self.workspace.save_failure(error), severity="error", timeout=15, markup=False)
         elif worker.group == "replay" and state is WorkerState.ERROR:
             self.notify(f"Replay failed: {error}", severity="error", markup=False)
 
@@ -817,17 +817,23 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def save_now(self) -> bool:
         """Write the session synchronously (quit, save as). False when it could not be written."""
+        problem = self._save_problem()
+        if problem is not None:
+            self.notify(problem, severity="error", timeout=15, markup=False)
+            return False
+        return True
+
+    def _save_problem(self) -> str | None:
+        """save_now without the notification: None when written, else why not (one sentence)."""
         try:
             self.workspace.save_now()
         except OSError as exc:
-            self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
-            return False
+            return f"Could not save {self.session.path} ({exc.strerror or exc})."
         except UserError as exc:  # another console writes the file, or it changed on disk
-            self.notify(str(exc), severity="error", timeout=15, markup=False)
-            return False
+            return str(exc)
         self._update_status()
         self._say_comments_backup()
-        return True
+        return None
 
     def action_save_as(self) -> None:
         suggested = self.session.path.stem if self.session.path else self.session.id
@@ -1217,9 +1223,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.open_confirm(index)
 
     async def action_quit(self) -> None:
-        if not self.save_now() and not self._quit_armed:
+        problem = self._save_problem()
+        if problem is not None and not self._quit_armed:
             self._quit_armed = True
-            self.notify("The session could not be saved. Press q again to quit anyway (unsaved turns are lost).", severity="error", timeout=15, markup=False)
+            self.notify(f"{problem} Press q again to quit anyway (the unsaved turns are lost), or ctrl+s to save them under another name.", severity="error", timeout=15, markup=False)
             return
         self.exit(0)
 
