@@ -294,3 +294,42 @@ def test_tomllib_reads_what_survived(tmp_path: Path) -> None:
     (tmp_path / "x.toml").write_text("a = 1\n")
     assert strays(tmp_path) == [".tmp-abc.npz", ".x.toml.abc.tmp"]
     assert tomllib.loads((tmp_path / "x.toml").read_text()) == {"a": 1}
+
+
+# ---------------------------------------------------------------- stdout on a full disk
+
+
+DEV_FULL = Path("/dev/full")
+needs_dev_full = pytest.mark.skipif(not DEV_FULL.exists(), reason="no /dev/full (ENOSPC on every write) here")
+
+
+@needs_dev_full
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["route", "--backend", "local", "--json", REMINDER],
+        ["eval", str(ROOT / "sessions" / "demo-bench.toml"), "--backend", "local"],
+        ["catalog", "validate", "demo"],
+    ],
+    ids=["route", "eval", "validate"],
+)
+def test_stdout_on_a_full_disk_is_one_sentence_not_a_traceback(args: list[str]) -> None:
+    """`tui-router ... > file` on a full disk: the print raised ENOSPC through the handler (a
+    traceback), or the exit's flush did ("Exception ignored", exit 120)."""
+    with DEV_FULL.open("w") as full:
+        done = subprocess.run([sys.executable, "-m", "tui_router", *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Exception ignored" not in done.stderr
+    assert said_clearly(done) == "tui-router: cannot write the output (No space left on device); what was printed is incomplete"
+
+
+def test_stdout_to_a_file_past_the_limit_is_one_sentence(tmp_path: Path) -> None:
+    out = tmp_path / "eval.txt"
+    with out.open("w") as handle:
+        done = subprocess.run(
+            [sys.executable, "-m", "tui_router", "eval", str(ROOT / "sessions" / "demo-bench.toml"), "--backend", "local"],
+            stdout=handle, stderr=subprocess.PIPE, text=True, timeout=180, stdin=subprocess.DEVNULL, preexec_fn=limit_file_size(300),
+        )
+    assert done.returncode == 2
+    assert said_clearly(done) == "tui-router: cannot write the output (File too large); what was printed is incomplete"
+    assert out.stat().st_size <= 300
