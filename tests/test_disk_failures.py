@@ -333,3 +333,30 @@ def test_stdout_to_a_file_past_the_limit_is_one_sentence(tmp_path: Path) -> None
     assert done.returncode == 2
     assert said_clearly(done) == "tui-router: cannot write the output (File too large); what was printed is incomplete"
     assert out.stat().st_size <= 300
+
+
+async def test_screenshot_that_cannot_be_written_leaves_no_half_svg(tmp_path: Path) -> None:
+    """Textual's writer streamed into the final name: a full disk left a truncated .svg and the
+    notification said only "Failed to save screenshot"."""
+    app = make_app(make_config(tmp_path))
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        with file_size_limit(1000):  # an SVG of the screen is far larger
+            app.deliver_screenshot(filename="console.svg", path=str(shots))
+            await settle(app, pilot)
+        assert notifications(app)[-1] == f"Could not save the screenshot {shots / 'console.svg'} (File too large); nothing was written."
+        assert sorted(p.name for p in shots.iterdir()) == []
+        app.deliver_screenshot(filename="console.svg", path=str(shots))  # room again
+        await settle(app, pilot)
+        assert notifications(app)[-1] == f"Screenshot saved to {shots / 'console.svg'}."
+        assert (shots / "console.svg").read_text().startswith("<svg")
+        app.deliver_screenshot(filename="console.svg", path=str(shots))  # the name is taken: never overwritten
+        await settle(app, pilot)
+        assert notifications(app)[-1] == f"Could not save the screenshot: {shots / 'console.svg'} already exists (nothing was overwritten)."
+        (tmp_path / "a-file").write_text("x\n")
+        app.deliver_screenshot(filename="x.svg", path=str(tmp_path / "a-file"))  # a folder that is a file
+        await settle(app, pilot)
+        assert notifications(app)[-1].endswith("(Not a directory); nothing was written.")
+        await pilot.press("q")

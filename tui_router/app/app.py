@@ -835,6 +835,20 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self._say_comments_backup()
         return None
 
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """Textual's "Screenshot", saved whole or not at all, with a sentence either way (screenshot.py)."""
+        from .screenshot import screenshot_target
+
+        self._save_screenshot(screenshot_target(path, filename), self.export_screenshot())
+        return None
+
+    @work(thread=True, exit_on_error=False, group="screenshot")
+    def _save_screenshot(self, target: Path, svg: str) -> None:
+        from .screenshot import save_screenshot
+
+        said, ok = save_screenshot(target, svg)
+        self.call_from_thread(self.notify, said, title="Screenshot", severity="information" if ok else "error", timeout=10, markup=False)
+
     def action_save_as(self) -> None:
         suggested = self.session.path.stem if self.session.path else self.session.id
 
