@@ -360,3 +360,36 @@ async def test_screenshot_that_cannot_be_written_leaves_no_half_svg(tmp_path: Pa
         await settle(app, pilot)
         assert notifications(app)[-1].endswith("(Not a directory); nothing was written.")
         await pilot.press("q")
+
+
+def test_a_lock_whose_holder_note_cannot_be_written_still_locks_and_is_let_go(tmp_path: Path) -> None:
+    """The pid note written into the `.lock` sidecar failed on a full disk after the flock was taken:
+    the OSError left the descriptor open and locked, so every later claim in the same process was
+    refused as "another tui-router console (pid <its own pid>) is writing this session"."""
+    from tui_router.storage import SessionFile, lock_path_for
+
+    path = tmp_path / "s.toml"
+    with file_size_limit(0):  # no byte can be written anywhere
+        claimed = SessionFile.claim(path)
+        with pytest.raises(OSError):
+            claimed.write("[session]\nid = 's'\n")
+        claimed.release()
+    assert not path.exists() and not lock_path_for(path).exists() and strays(tmp_path) == []
+    again = SessionFile.claim(path)  # room again: the same process claims it
+    assert again.write("[session]\nid = 's'\n") is None
+    again.release()
+    assert load_session(path).id == "s"
+
+
+async def test_console_whose_first_save_meets_a_full_disk_saves_once_there_is_room(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        with file_size_limit(0):
+            await submit(app, pilot, REMINDER)
+        assert notifications(app)[-1].startswith("Could not save ")
+        assert "(File too large). The turn is kept here" in notifications(app)[-1]
+        await submit(app, pilot, AGENDA)  # room again
+        assert [t.message for t in load_session(app.session.path).turns] == [REMINDER, AGENDA]
+        await pilot.press("q")

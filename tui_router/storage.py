@@ -224,8 +224,11 @@ def _lock_once(path: Path, role: str) -> int | None:
     if not _names_locked_file(lock, fd):  # its holder removed it between our open and our flock
         os.close(fd)
         return None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()} {role}\n".encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {role}\n".encode(), 0)
+    except OSError:
+        pass  # a full disk: the note only names the holder for a refusal; the flock is what locks
     return fd
 
 
