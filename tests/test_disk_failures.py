@@ -393,3 +393,36 @@ async def test_console_whose_first_save_meets_a_full_disk_saves_once_there_is_ro
         await submit(app, pilot, AGENDA)  # room again
         assert [t.message for t in load_session(app.session.path).turns] == [REMINDER, AGENDA]
         await pilot.press("q")
+
+
+async def test_console_session_folder_removed_between_turns_is_made_again(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, REMINDER)
+        path = app.session.path
+        shutil.rmtree(path.parent)
+        await submit(app, pilot, AGENDA)
+        assert [t.message for t in load_session(path).turns] == [REMINDER, AGENDA]
+        assert not any(n.startswith("Could not save") for n in notifications(app))
+        await pilot.press("q")
+
+
+async def test_console_session_file_replaced_by_a_folder_is_not_touched(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, REMINDER)
+        path = app.session.path
+        path.unlink()
+        path.mkdir()
+        (path / "keep.txt").write_text("mine\n")
+        await submit(app, pilot, AGENDA)
+        assert "changed on disk" in notifications(app)[-1] and "ctrl+s" in notifications(app)[-1]
+        assert [t.message for t in app.session.turns] == [REMINDER, AGENDA]
+        kept = app.save_as(str(tmp_path / "kept.toml"))
+        assert kept is not None and [t.message for t in load_session(kept).turns] == [REMINDER, AGENDA]
+        await pilot.press("q")
+    assert (path / "keep.txt").read_text() == "mine\n" and strays(path.parent) == []
