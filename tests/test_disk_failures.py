@@ -54,6 +54,7 @@ def test_eval_markdown_past_the_limit_keeps_the_old_report(tmp_path: Path) -> No
     assert done.returncode == 2
     assert said_clearly(done) == f"tui-router: {report}: cannot write the Markdown report (File too large)"
     assert report.read_text() == "the report of yesterday\n" and strays(tmp_path) == []
+    assert "eval: 30 labelled turns" in done.stdout and "top-1" in done.stdout  # the results are printed all the same
 
 
 def test_eval_markdown_to_a_folder_is_refused(tmp_path: Path) -> None:
