@@ -427,3 +427,23 @@ async def test_console_session_file_replaced_by_a_folder_is_not_touched(tmp_path
         assert kept is not None and [t.message for t in load_session(kept).turns] == [REMINDER, AGENDA]
         await pilot.press("q")
     assert (path / "keep.txt").read_text() == "mine\n" and strays(path.parent) == []
+
+
+async def test_console_save_as_past_the_limit_leaves_nothing_and_keeps_the_old_name(tmp_path: Path) -> None:
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, REMINDER)
+        path = app.session.path
+        other = tmp_path / "other"
+        other.mkdir()
+        with file_size_limit(10):
+            assert app.save_as(str(other / "copy.toml")) is None
+        await pilot.pause()
+        assert notifications(app)[-1] == f"Could not save {other / 'copy.toml'}: File too large"
+        assert sorted(p.name for p in other.iterdir()) == []  # no file, no .tmp, no .lock
+        assert app.session.path == path
+        await submit(app, pilot, AGENDA)  # later turns still go to the old name
+        assert [t.message for t in load_session(path).turns] == [REMINDER, AGENDA]
+        await pilot.press("q")
