@@ -447,3 +447,22 @@ async def test_console_save_as_past_the_limit_leaves_nothing_and_keeps_the_old_n
         await submit(app, pilot, AGENDA)  # later turns still go to the old name
         assert [t.message for t in load_session(path).turns] == [REMINDER, AGENDA]
         await pilot.press("q")
+
+
+async def test_mcp_serve_counts_a_turn_no_live_file_could_take(tmp_path: Path, capsys) -> None:
+    """A turn for which no live file could be started was said on stderr but not counted: the
+    server still exited 0."""
+    from app_harness import make_config as config_in
+
+    from tui_router.live import LiveSessionWriter
+    from tui_router.mcp_server import RouteArgs, ToolSearch, _final_write
+    from tui_router.route import build_router
+
+    folder = tmp_path / "live"
+    folder.write_text("not a folder\n")
+    writer = LiveSessionWriter(folder, catalog="tiny")
+    answer = await ToolSearch(build_router(config_in(tmp_path)), writer).route_request(RouteArgs(message=AGENDA))
+    assert answer["choice"] == "list_events"
+    assert writer.unwritten == 1
+    assert _final_write(writer) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"tui-router: 1 turn(s) could not be recorded in {folder}"

@@ -87,6 +87,7 @@ class LiveSessionWriter:
         self.current: _LiveFile | None = None
         self._files: list[_LiveFile] = []  # every file this writer started, oldest first
         self.appended = 0
+        self.refused = 0  # turns no file could be started for (folder gone, disk full): never recorded
         self._pending: dict[Path, _LiveFile] = {}  # files with turns not yet on disk
         self._lock = threading.Lock()  # append (loop) vs take (writer thread)
         self._write_lock = threading.Lock()  # one write at a time, in order
@@ -135,8 +136,9 @@ class LiveSessionWriter:
 
     @property
     def unwritten(self) -> int:
-        """Turns appended but not on disk (a failed write keeps them for the next attempt)."""
-        return sum(len(live.turns) - live.on_disk for live in self._files)
+        """Turns not on disk: appended but not written yet (a failed write keeps them for the next
+        attempt), and those no file could be started for."""
+        return self.refused + sum(len(live.turns) - live.on_disk for live in self._files)
 
     @property
     def written(self) -> int:

@@ -163,6 +163,7 @@ class ToolSearch:
         try:
             self.writer.append(turn)
         except (OSError, SessionError) as exc:  # no new file could be started (folder gone, disk full): the agent still gets its answer
+            self.writer.refused += 1  # counted in the exit code
             reason = exc.strerror or exc if isinstance(exc, OSError) else exc
             print(f"tui-router: cannot start a live session file in {self.writer.folder} ({reason}); this turn is not recorded", file=sys.stderr)
 
