@@ -466,3 +466,33 @@ async def test_mcp_serve_counts_a_turn_no_live_file_could_take(tmp_path: Path, c
     assert writer.unwritten == 1
     assert _final_write(writer) == 1
     assert capsys.readouterr().err.strip().splitlines()[-1] == f"tui-router: 1 turn(s) could not be recorded in {folder}"
+
+
+async def test_console_quit_anyway_after_a_first_save_failed_leaves_no_empty_file(tmp_path: Path) -> None:
+    from tui_router.app.widgets.decision_log import DecisionLog
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        with file_size_limit(0):
+            await submit(app, pilot, REMINDER)
+            folder = app.session.path.parent
+            assert [p.stat().st_size for p in folder.glob("*.toml")] == [0]  # made (O_EXCL) before the write failed
+            app.query_one(DecisionLog).focus()
+            await pilot.press("q")
+            await pilot.pause()
+            assert app.is_running and "Press q again to quit anyway" in notifications(app)[-1]
+            await pilot.press("q")
+            await pilot.pause()
+    assert sorted(p.name for p in folder.iterdir()) == []  # no empty session file, no .lock, no .tmp
+
+
+def test_an_empty_file_someone_else_made_is_never_discarded(tmp_path: Path) -> None:
+    from tui_router.storage import claim_session_file, release_session_file
+
+    path = tmp_path / "empty.toml"
+    path.write_text("")
+    claim_session_file(path)
+    release_session_file(path)
+    assert path.exists() and path.read_text() == ""

@@ -79,6 +79,7 @@ class SessionFile:
         self._stamp = stamp
         self._write_lock = threading.Lock()
         self._first_write = True
+        self.created = False  # claim(create=True) made the file (empty)
 
     @classmethod
     def claim(cls, path: Path, *, create: bool = False, role: str = CONSOLE) -> SessionFile:
@@ -93,7 +94,9 @@ class SessionFile:
         try:
             if create:
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644))
-            return cls(path, fd, stamp_of(path))
+            claimed = cls(path, fd, stamp_of(path))
+            claimed.created = create
+            return claimed
         except BaseException:
             if fd is not None:
                 _unlock(path, fd)  # we hold it: the sidecar we made (or found) goes too
@@ -120,7 +123,8 @@ class SessionFile:
         """Remove the file `claim(create=True)` made, while still holding its lock, when nothing was
         ever written to it and it is still the empty file claimed (a write that failed left it)."""
         with self._write_lock:
-            if self._lock_fd is not None and self._first_write and self._stamp is not None and self._stamp[1] == 0 and stamp_of(self.path) == self._stamp:
+            empty = self._stamp is not None and self._stamp[1] == 0 and stamp_of(self.path) == self._stamp
+            if self.created and self._lock_fd is not None and self._first_write and empty:
                 try:
                     os.unlink(self.path)
                 except OSError:
@@ -303,6 +307,7 @@ def release_session_file(path: str | Path | None) -> None:
     with _held_lock:
         held = _held.pop(_key(Path(path)), None)
     if held is not None:
+        held.discard_if_empty()  # made for a session whose first save failed (disk full): no empty file left
         held.release()
 
 
