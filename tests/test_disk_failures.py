@@ -496,3 +496,14 @@ def test_an_empty_file_someone_else_made_is_never_discarded(tmp_path: Path) -> N
     claim_session_file(path)
     release_session_file(path)
     assert path.exists() and path.read_text() == ""
+
+
+def test_targets_that_are_folders_are_refused_with_a_sentence(tmp_path: Path) -> None:
+    cases = calibration_cases(tmp_path)
+    (tmp_path / "config.toml").mkdir()
+    done = run_limited(["calibrate", str(cases), "--backend", "local", "--target-precision", "0.75", "--write-config", str(tmp_path / "config.toml")], 10**9)
+    assert done.returncode == 2 and said_clearly(done) == f"tui-router: {tmp_path / 'config.toml'}: is a folder, not a config file"
+    (tmp_path / "out.toml").mkdir()
+    done = run_limited(["catalog", "import-mcp", "--out", str(tmp_path / "out.toml"), "--", sys.executable, str(MCP_TOOLS_SERVER)], 10**9)
+    assert done.returncode == 2 and "already exists; choose another --out (nothing was overwritten)" in said_clearly(done)
+    assert (tmp_path / "config.toml").is_dir() and (tmp_path / "out.toml").is_dir() and strays(tmp_path) == []
