@@ -532,7 +532,7 @@ async def test_a_session_that_cannot_be_saved_is_reported_and_quit_asks_twice(tm
         await settle(app, pilot)
         app.set_thresholds(1.0, 1.0)
         await submit(app, pilot, AGENDA)
-        assert any(n.startswith("Could not save the session:") for n in notifications(app))
+        assert any(n.startswith(f"Could not save {blocker / 'sessions'}/") for n in notifications(app))
         assert "(unsaved)" in screen_text(app)
         app.query_one(DecisionLog).focus()
         await pilot.press("q")

@@ -820,7 +820,11 @@ def write_config(path: str | Path, result: CalibrationResult) -> Path:
     except ConfigError as exc:
         raise ConfigError(f"{path}: nothing was written", [*exc.lines(), f"{path}: nothing was written"]) from None
     if any(line.lstrip().startswith("#") for line in original.splitlines()):
-        atomic_write_text(path.with_name(path.name + ".bak"), original)  # tomli-w cannot keep comments
+        backup = path.with_name(path.name + ".bak")
+        try:
+            atomic_write_text(backup, original)  # tomli-w cannot keep comments
+        except OSError as exc:
+            raise ConfigError(f"{path}: its comments cannot be kept in {backup.name} ({exc.strerror or exc}); nothing was written") from None
     try:
         atomic_write_text(path, tomli_w.dumps(data))
     except OSError as exc:

@@ -87,6 +87,7 @@ class LiveSessionWriter:
         self.current: _LiveFile | None = None
         self._files: list[_LiveFile] = []  # every file this writer started, oldest first
         self.appended = 0
+        self.refused = 0  # turns no file could be started for (folder gone, disk full): never recorded
         self._pending: dict[Path, _LiveFile] = {}  # files with turns not yet on disk
         self._lock = threading.Lock()  # append (loop) vs take (writer thread)
         self._write_lock = threading.Lock()  # one write at a time, in order
@@ -132,6 +133,12 @@ class LiveSessionWriter:
     @property
     def files(self) -> list[Path]:
         return [live.path for live in self._files]
+
+    @property
+    def unwritten(self) -> int:
+        """Turns not on disk: appended but not written yet (a failed write keeps them for the next
+        attempt), and those no file could be started for."""
+        return self.refused + sum(len(live.turns) - live.on_disk for live in self._files)
 
     @property
     def written(self) -> int:
@@ -209,6 +216,8 @@ class LiveSessionWriter:
         last `write_pending`)."""
         with self._lock:
             for live in self._files:
+                if live.on_disk == 0:
+                    live.claimed.discard_if_empty()  # never written (disk full): no empty file left as litter
                 live.claimed.release()
 
 

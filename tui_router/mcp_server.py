@@ -163,6 +163,7 @@ class ToolSearch:
         try:
             self.writer.append(turn)
         except (OSError, SessionError) as exc:  # no new file could be started (folder gone, disk full): the agent still gets its answer
+            self.writer.refused += 1  # counted in the exit code
             reason = exc.strerror or exc if isinstance(exc, OSError) else exc
             print(f"tui-router: cannot start a live session file in {self.writer.folder} ({reason}); this turn is not recorded", file=sys.stderr)
 
@@ -419,9 +420,8 @@ async def _serve(search: ToolSearch, *, http_port: int | None, on_ready: Callabl
                     # write the pending turns and leave at once (nothing else holds state).
                     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                         async for _ in signals:
-                            if writer is not None:
-                                await anyio.to_thread.run_sync(_final_write, writer)
-                            os._exit(0)
+                            lost = await anyio.to_thread.run_sync(_final_write, writer) if writer is not None else 0
+                            os._exit(1 if lost else 0)
 
                 tg.start_soon(stop_on_signal)
                 await _serve_stdio(server, on_ready)
@@ -433,14 +433,20 @@ async def _serve(search: ToolSearch, *, http_port: int | None, on_ready: Callabl
             _final_write(writer)
 
 
-def _final_write(writer: LiveSessionWriter) -> None:
-    """The last turns before the server stops, and where every turn went."""
+def _final_write(writer: LiveSessionWriter) -> int:
+    """The last turns before the server stops, and where every turn went; the number of turns that
+    could not be written (the exit code says so)."""
     writer.write_pending()
+    lost = writer.unwritten
     writer.close()  # the locks go with the process anyway; in-process callers get them back now
     if writer.last_error:
         print(f"tui-router: {writer.last_error}", file=sys.stderr)
-    if writer.files:
-        print(f"tui-router: {writer.written} turn(s) in {', '.join(str(p) for p in writer.files)}", file=sys.stderr, flush=True)
+    kept = [p for p in writer.files if p.exists()]
+    if kept:
+        print(f"tui-router: {writer.written} turn(s) in {', '.join(str(p) for p in kept)}", file=sys.stderr, flush=True)
+    if lost:
+        print(f"tui-router: {lost} turn(s) could not be recorded in {writer.folder}", file=sys.stderr, flush=True)
+    return lost
 
 
 async def _serve_stdio(server: Any, on_ready: Callable[[str], None] | None) -> None:
@@ -736,4 +742,4 @@ def run_server(router: Router, folder: Path, *, http_port: int | None = None, ma
         anyio.run(lambda: serve(search, http_port=http_port, on_ready=ready))
     except KeyboardInterrupt:
         pass
-    return 0
+    return 1 if writer is not None and writer.unwritten else 0  # turns the disk refused: say so in the exit code

@@ -176,13 +176,19 @@ def write_label(path: Path, index: int, message: str, state: LabelState) -> Path
     if is_live_file(path):
         raise SessionError(live_label_refusal(path))
 
-    handle = SessionFile.claim(path)
+    try:
+        handle = SessionFile.claim(path)
+    except OSError as exc:  # its folder is gone or is a file now
+        raise SessionError(f"{path}: cannot write the label ({exc.strerror or exc}); the file was not changed") from None
     try:
         session = load_session(path)
         if index >= len(session.turns) or session.turns[index].message != message:
             raise SessionError(f"{path}: turn {index + 1} is no longer the queued message (the file changed); nothing was written")
         state.apply(session.turns[index])
-        return handle.write(dumps_session(session))
+        try:
+            return handle.write(dumps_session(session))
+        except OSError as exc:  # disk full, file-size limit: the write is atomic, the old file stays
+            raise SessionError(f"{path}: cannot write the label ({exc.strerror or exc}); the file was not changed") from None
     finally:
         handle.release()
 

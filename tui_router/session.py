@@ -8,6 +8,7 @@ overwritten.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -319,6 +320,33 @@ def atomic_write_text(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def create_text_file(path: Path, text: str) -> None:
+    """Write a file that must not exist yet: the whole text goes to a temp file beside it first, then
+    takes the name only if it is still free (a hard link fails with FileExistsError). A write that
+    fails (disk full, file-size limit) leaves nothing under the name, not half a file."""
+    text = tomlio.replace_surrogates(text)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)  # the umask applies, as for open()
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise
+            # no hard links here (FAT, some network mounts): claim the name, then move the text onto it
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666))
+            os.replace(tmp, path)
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def save_session(session: Session, path: str | Path | None = None) -> Path:

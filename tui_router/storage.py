@@ -79,6 +79,7 @@ class SessionFile:
         self._stamp = stamp
         self._write_lock = threading.Lock()
         self._first_write = True
+        self.created = False  # claim(create=True) made the file (empty)
 
     @classmethod
     def claim(cls, path: Path, *, create: bool = False, role: str = CONSOLE) -> SessionFile:
@@ -93,7 +94,9 @@ class SessionFile:
         try:
             if create:
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644))
-            return cls(path, fd, stamp_of(path))
+            claimed = cls(path, fd, stamp_of(path))
+            claimed.created = create
+            return claimed
         except BaseException:
             if fd is not None:
                 _unlock(path, fd)  # we hold it: the sidecar we made (or found) goes too
@@ -115,6 +118,17 @@ class SessionFile:
             self._first_write = False
             self._stamp = stamp_of(self.path)
             return backup
+
+    def discard_if_empty(self) -> None:
+        """Remove the file `claim(create=True)` made, while still holding its lock, when nothing was
+        ever written to it and it is still the empty file claimed (a write that failed left it)."""
+        with self._write_lock:
+            empty = self._stamp is not None and self._stamp[1] == 0 and stamp_of(self.path) == self._stamp
+            if self.created and self._lock_fd is not None and self._first_write and empty:
+                try:
+                    os.unlink(self.path)
+                except OSError:
+                    pass
 
     def release(self) -> None:
         """Let the lock go, removing the sidecar first while still holding it (see the module's
@@ -214,8 +228,11 @@ def _lock_once(path: Path, role: str) -> int | None:
     if not _names_locked_file(lock, fd):  # its holder removed it between our open and our flock
         os.close(fd)
         return None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()} {role}\n".encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {role}\n".encode(), 0)
+    except OSError:
+        pass  # a full disk: the note only names the holder for a refusal; the flock is what locks
     return fd
 
 
@@ -290,6 +307,7 @@ def release_session_file(path: str | Path | None) -> None:
     with _held_lock:
         held = _held.pop(_key(Path(path)), None)
     if held is not None:
+        held.discard_if_empty()  # made for a session whose first save failed (disk full): no empty file left
         held.release()
 
 

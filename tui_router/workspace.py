@@ -297,6 +297,15 @@ class Workspace:
                 self.comments_backup = backup
         return True
 
+    def save_failure(self, error: BaseException | None) -> str:
+        """What the console says when an autosave failed: why, and that the turns are kept."""
+        if not isinstance(error, OSError):  # another console writes the file, or it changed on disk
+            return f"Could not save the session: {error}. Your turns are still here; try ctrl+s."
+        count = len(self.turns)
+        kept = "The turn is kept here" if count == 1 else f"The {count} turns are kept here"
+        them = "it" if count == 1 else "them"
+        return f"Could not save {self.path} ({error.strerror or error}). {kept} and saved again with the next change; ctrl+s saves {them} under another name."
+
     def save_now(self) -> None:
         """Write the whole session synchronously (quit, save as); raises OSError or UserError
         (another process writes the file, or it changed on disk)."""

@@ -544,7 +544,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
                 self.notify(f"Fallback failed: {error}", severity="error", markup=False)
         elif worker.group == "save" and state is WorkerState.ERROR:
             self._update_status()
-            self.notify(f"Could not save the session: {error}. Your turns are still here; try ctrl+s.", severity="error", timeout=15, markup=False)
+            self.notify(self.workspace.save_failure(error), severity="error", timeout=15, markup=False)
         elif worker.group == "replay" and state is WorkerState.ERROR:
             self.notify(f"Replay failed: {error}", severity="error", markup=False)
 
@@ -868,17 +868,45 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     def save_now(self) -> bool:
         """Write the session synchronously (quit, save as). False when it could not be written."""
+        problem = self._save_problem()
+        if problem is not None:
+            self.notify(problem, severity="error", timeout=15, markup=False)
+            return False
+        return True
+
+    def _save_problem(self) -> str | None:
+        """save_now without the notification: None when written, else why not (one sentence)."""
         try:
             self.workspace.save_now()
         except OSError as exc:
-            self.notify(f"Could not save {self.session.path}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
-            return False
+            return f"Could not save {self.session.path} ({exc.strerror or exc})."
         except UserError as exc:  # another console writes the file, or it changed on disk
-            self.notify(str(exc), severity="error", timeout=15, markup=False)
-            return False
+            return str(exc)
         self._update_status()
         self._say_comments_backup()
-        return True
+        return None
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """Textual's "Screenshot", saved whole or not at all, with a sentence either way (screenshot.py).
+        Textual writes into the Downloads folder; on a machine without one (a server, a container) it
+        goes beside the sessions."""
+        from platformdirs import user_downloads_path
+
+        from .screenshot import screenshot_target
+
+        if path is None and not user_downloads_path().is_dir():
+            path = str(self.config.sessions_path)
+            with contextlib.suppress(OSError):  # unwritable: save_screenshot says why
+                Path(path).mkdir(parents=True, exist_ok=True)
+        self._save_screenshot(screenshot_target(path, filename), self.export_screenshot())
+        return None
+
+    @work(thread=True, exit_on_error=False, group="screenshot")
+    def _save_screenshot(self, target: Path, svg: str) -> None:
+        from .screenshot import save_screenshot
+
+        said, ok = save_screenshot(target, svg)
+        self.call_from_thread(self.notify, said, title="Screenshot", severity="information" if ok else "error", timeout=10, markup=False)
 
     def action_save_as(self) -> None:
         suggested = self.session.path.stem if self.session.path else self.session.id
@@ -1274,9 +1302,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         backend = self.router.backend.name if self.router else self.config.backend
         for index in sorted({i for indexes in self._routing.values() for i in indexes}):
             self.workspace.unresolved(index, QUIT_BEFORE_DECISION, backend=backend, high=policy.high, medium=policy.medium)
-        if not self.save_now() and not self._quit_armed:
+        problem = self._save_problem()
+        if problem is not None and not self._quit_armed:
             self._quit_armed = True
-            self.notify("The session could not be saved. Press q again to quit anyway (unsaved turns are lost).", severity="error", timeout=15, markup=False)
+            self.notify(f"{problem} Press q again to quit anyway (the unsaved turns are lost), or ctrl+s to save them under another name.", severity="error", timeout=15, markup=False)
             return
         self.exit(0)
 
@@ -1289,19 +1318,6 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
                 pass
 
     # ------------------------------------------------------------------ command palette
-    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
-        """The palette's Save screenshot (Textual's) writes into the Downloads folder; on a machine without
-        one (a server, a container) it said only "Failed to save screenshot". There it goes beside the sessions."""
-        if path is None:
-            from platformdirs import user_downloads_path
-
-            if not user_downloads_path().is_dir():
-                folder = self.config.sessions_path
-                with contextlib.suppress(OSError):  # unwritable: Textual's own failure notice follows
-                    folder.mkdir(parents=True, exist_ok=True)
-                path = str(folder)
-        return super().deliver_screenshot(filename, path, time_format)
-
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("turn: route a message", "Focus the message box", self.action_focus_input)
         yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn", self.action_confirm_turn)

@@ -89,6 +89,7 @@ def _main(argv: Sequence[str] | None) -> int:
         handler = _default_handler(parser)
     try:
         code = handler(args)
+        sys.stdout.flush()  # a full disk under `> file` shows here, not as a traceback at exit
     except UserError as exc:
         for line in exc.lines():
             print(f"tui-router: {line}", file=sys.stderr)
@@ -101,7 +102,36 @@ def _main(argv: Sequence[str] | None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
+    except OSError as exc:
+        if exc.errno not in _DISK_SAYS_NO:
+            raise
+        code = _disk_says_no(exc)
     return code if isinstance(code, int) else 0
+
+
+def _disk_errnos() -> frozenset[int]:
+    import errno
+
+    return frozenset(getattr(errno, name) for name in ("ENOSPC", "EFBIG", "EDQUOT", "EIO") if hasattr(errno, name))
+
+
+_DISK_SAYS_NO = _disk_errnos()
+
+
+def _disk_says_no(exc: OSError) -> int:
+    """A write the disk refused where no command catches it (mostly stdout redirected to a full
+    disk): one sentence, exit 2, and stdout pointed at /dev/null so the exit's own flush is quiet."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    if exc.filename:
+        print(f"tui-router: {exc.filename}: cannot write ({exc.strerror or exc})", file=sys.stderr)
+    else:
+        print(f"tui-router: cannot write the output ({exc.strerror or exc}); what was printed is incomplete", file=sys.stderr)
+    return 2
 
 
 def _default_handler(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

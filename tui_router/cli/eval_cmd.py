@@ -144,8 +144,6 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
         _warn_unresolved(report)
     gate = check_gate(conditions, primary.gate_metrics()) if conditions else None
     sections = eval_sections(reports, errors=max(args.errors, 0))
-    if args.markdown:
-        _write_markdown(args.markdown, reports, sections, _command_line(args))
     if args.json:
         out = primary.to_json()
         if len(reports) > 1:
@@ -156,9 +154,10 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     else:
         print(_header(primary, len(reports) > 1))
         print_sections(sections)
-    if gate is not None and not _print_gate(gate, to_stderr=args.json):
-        return 1
-    return 0
+    passed = gate is None or _print_gate(gate, to_stderr=args.json)
+    if args.markdown:  # after the printed results: a report the disk refuses does not take them with it
+        _write_markdown(args.markdown, reports, sections, _command_line(args))
+    return 0 if passed else 1
 
 
 def _warn_unresolved(report) -> None:

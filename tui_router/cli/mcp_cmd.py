@@ -40,9 +40,12 @@ def run_import(args: argparse.Namespace) -> int:
     if out is None:
         sys.stdout.write(text)
         return 0
+    from ..session import create_text_file
+
     try:
-        with out.open("x", encoding="utf-8") as handle:  # "x": never replace a file created meanwhile
-            handle.write(text)
+        create_text_file(out, text)  # whole or not at all, and never over a file created meanwhile
+    except FileExistsError:
+        raise MCPImportError(f"{out}: was created meanwhile; choose another --out (nothing was overwritten)") from None
     except OSError as exc:
         raise MCPImportError(f"{out}: cannot write the catalog ({exc.strerror or exc})") from None
     tools = len(result.catalog.tools)

@@ -168,6 +168,7 @@ class ProfileCache:
         path = self.path_for(profile.base_url, profile.model)
         # a server's names may hold a lone surrogate, which model_dump_json refuses: U+FFFD instead
         text = replace_surrogates(json.dumps(profile.model_dump(mode="json"), indent=1, ensure_ascii=False))
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".profile-", suffix=".tmp")
@@ -175,6 +176,8 @@ class ProfileCache:
                 handle.write(text)
             os.replace(tmp, path)
         except OSError:
+            if tmp is not None:  # a write that failed half-way (disk full) leaves no temp file
+                Path(tmp).unlink(missing_ok=True)
             return None
         return path
 
