@@ -227,3 +227,17 @@ def test_alike_turns_of_one_file_and_turns_without_a_time_are_never_copies(tmp_p
     # b holds the first of a's two alike turns (left out in b, which comes second), not the second;
     # the hand-written, untimed turns both count
     assert repeated_turns(sessions) == {(tmp_path / "b.toml", 0)}
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600])
+def test_a_rewrite_keeps_the_files_mode(tmp_path: Path, mode: int) -> None:
+    # mkstemp makes its temp file 0600: a 0644 config rewritten by calibrate, or a session, became 0600
+    import stat
+
+    from tui_router.session import atomic_write_text
+
+    path = tmp_path / "tui-router.toml"
+    path.write_text("high = 0.8\n", encoding="utf-8")
+    path.chmod(mode)
+    atomic_write_text(path, "high = 0.9\n")
+    assert stat.S_IMODE(path.stat().st_mode) == mode and path.read_text(encoding="utf-8") == "high = 0.9\n"

@@ -8,10 +8,12 @@ overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import secrets
+import stat
 import tempfile
 import tomllib
 from datetime import UTC, date, datetime, time
@@ -313,6 +315,8 @@ def atomic_write_text(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):  # a rewrite keeps the file's mode (mkstemp makes 0600)
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         os.replace(tmp, path)
     except BaseException:
         try:
