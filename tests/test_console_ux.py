@@ -1,0 +1,65 @@
+"""Console defects found driving it as a demanding terminal user would (the "ux" pass): one test per defect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_harness import make_app, make_config, screen_text, settle
+
+LONG_A = "create_calendar_reminder_for_personal_tasks_with_recurring_rules"  # 64 characters
+LONG_B = "list_calendar_events_for_the_selected_day_or_week_with_attendees"
+
+
+def long_id_config(folder: Path):
+    assert len(LONG_A) == len(LONG_B) == 64
+    catalog = folder / "long.toml"
+    catalog.write_text(
+        'name = "longids"\n'
+        f'[[tools]]\nid = "{LONG_A}"\nwhen_to_use = "Set a personal reminder."\nrisk = "write"\nkeywords = ["remind"]\n'
+        f'[[tools]]\nid = "{LONG_B}"\nwhen_to_use = "Show the calendar of a day."\nrisk = "read"\nkeywords = ["agenda"]\n'
+        '[[tools]]\nid = "send_sms"\nwhen_to_use = "Send a text message."\nrisk = "outbound"\n',
+        encoding="utf-8",
+    )
+    return make_config(folder, catalog=str(catalog))
+
+
+async def test_a_64_character_tool_id_is_one_catalog_row_cut_with_an_ellipsis(tmp_path: Path) -> None:
+    # At 120x40 the Catalog list wrapped each 64-character id over three rows, the risk word on the
+    # third ("r_personal_tasks_with_recurr" on a row of its own). Each tool is one row now, its id
+    # cut with …, and the detail below the list still shows the whole id.
+    from textual.widgets import OptionList, Static
+
+    app = make_app(long_id_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        listing = app.query_one("#catalog-list", OptionList)
+        await pilot.pause()
+        assert listing.option_count == 6  # two headers, three tools, the none option
+        assert listing.virtual_size.height == listing.option_count  # one row each: nothing wrapped
+        text = screen_text(app)
+        assert "r_personal_tasks" not in text.split("───")[0]
+        row = next(line for line in text.splitlines() if "create_calendar" in line)
+        assert "…" in row and "write" in row, row
+        detail = str(app.query_one("#catalog-detail", Static).render())
+        assert LONG_A in detail.replace("\n", "")
+
+
+async def test_a_catalog_filter_matching_nothing_says_so_and_how_to_get_the_tools_back(tmp_path: Path) -> None:
+    # A filter matching no option left an empty list and, below it, the detail of a tool the filter
+    # no longer lists (a highlight posted for an earlier keystroke's list arrived last).
+    from textual.widgets import Input, Static
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.query_one("#catalog-filter", Input).focus()
+        await pilot.press(*"zzqq")
+        await pilot.pause()
+        await pilot.pause()
+        text = screen_text(app)
+        assert "No option matches “zzqq”." in text
+        detail = str(app.query_one("#catalog-detail", Static).render())
+        assert "ctrl+u" in detail and "create_reminder" not in detail and "list_events" not in detail, detail
+        await pilot.press("ctrl+u")  # as the detail says: every option is back
+        await pilot.pause()
+        assert "No option matches" not in screen_text(app) and "create_reminder" in screen_text(app)
