@@ -63,3 +63,37 @@ async def test_a_catalog_filter_matching_nothing_says_so_and_how_to_get_the_tool
         await pilot.press("ctrl+u")  # as the detail says: every option is back
         await pilot.pause()
         assert "No option matches" not in screen_text(app) and "create_reminder" in screen_text(app)
+
+
+async def test_u_in_the_decision_log_puts_back_the_label_x_or_a_replaced(tmp_path: Path) -> None:
+    # `x` cleared a label and `a` overwrote a hand-picked one at a keystroke, with no way back (the
+    # review queue had `u`; the console did not): a destructive key without confirm or undo.
+    from app_harness import AGENDA, REMINDER, notifications, run_palette, saved, submit
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, REMINDER)
+        await submit(app, pilot, AGENDA)
+        app.workspace.set_label(1, "send_sms", "hand")  # a reviewer's hand label, not the choice
+        await pilot.press("escape")  # to the Decision log, turn 2 selected
+        await pilot.pause()
+        await pilot.press("a")  # overwrites send_sms with the choice
+        await settle(app, pilot)
+        assert app.session.turns[1].label == "list_events"
+        await pilot.press("x")
+        await settle(app, pilot)
+        assert app.session.turns[1].label is None
+        await pilot.press("u")
+        await settle(app, pilot)
+        assert app.session.turns[1].label == "list_events"
+        await run_palette(app, pilot, "label: undo")  # the palette entry does the same
+        await settle(app, pilot)
+        turn = app.session.turns[1]
+        assert (turn.label, turn.label_source) == ("send_sms", "hand")
+        assert saved(app)["turns"][1]["label"] == "send_sms"  # saved like any other change
+        assert "Undone: turn 2 has 'send_sms' again." in notifications(app)
+        await pilot.press("u")  # nothing left
+        await settle(app, pilot)
+        assert app.session.turns[1].label == "send_sms" and app.session.turns[0].label is None
+        assert notifications(app)[-1].startswith("Nothing to undo")

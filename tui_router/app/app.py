@@ -38,6 +38,7 @@ from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, typed_
 from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail, confirm_arguments_text, record_of
 from .follow import LiveFollow
 from .format import display_path, one_line, shorten
+from .label_undo import LabelUndo
 from .messages import (
     DecisionReady,
     FallbackFinished,
@@ -75,7 +76,7 @@ WIDE = 140  # from here the Catalog pane is wider and the log shows every column
 LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer than this
 
 
-class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
+class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     """tui-router's console."""
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute, so subclasses elsewhere find it
@@ -688,6 +689,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
+        self.remember_label(message.index)  # u puts it back (label_undo.py)
         self._relabel(message.index, lambda: self.workspace.set_label(message.index, message.label))
         self._turn_changed(message.index)  # the row shows the label: no notification needed
 
@@ -1240,6 +1242,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         yield SystemCommand("label: accept choice", "Label the selected turn with its choice (a)", self.action_label_accept)
         yield SystemCommand("label: pick", "Pick the selected turn's label from every option (l)", self.action_label_pick)
         yield SystemCommand("label: clear", "Clear the selected turn's label (x)", self.action_label_clear)
+        yield from self.label_undo_commands()
         yield from self.arguments_commands()
         yield SystemCommand("session: save as", "Save the session under a new name (ctrl+s)", self.action_save_as)
         yield SystemCommand("session: open file", "Continue another session file", self.action_open_file)

@@ -36,6 +36,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("a", "label the turn with its choice (or re-routed option)"),
             ("l", "pick the label from every option (fuzzy filter)"),
             ("x", "clear the label"),
+            ("u", "undo the last label change (a / l / x), several levels"),
             ("f", "send a pending turn to the fallback LLM command"),
             ("c", "cancel the running fallback command"),
             ("g", "build and validate the tool's arguments (palette: accept or edit them as the label)"),

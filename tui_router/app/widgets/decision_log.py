@@ -18,6 +18,7 @@ from textual.strip import Strip
 
 from ...session import Turn
 from ..format import OUTCOME_TEXT, clock_time, fmt_prob, shorten
+from ..label_undo import UNDO_BINDING
 from ..view import BAND_STYLE
 from .text import PaneText
 
@@ -55,8 +56,9 @@ class DecisionLog(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"decision-log--row", "decision-log--cursor"}
     BINDINGS = [
         Binding("a", "app.label_accept", "Accept", id="label.accept", tooltip="Label the turn with its choice"),
-        Binding("l", "app.label_pick", "Label", id="label.pick", tooltip="Pick the label from every option"),
+        Binding("l", "app.label_pick", "Pick", id="label.pick", tooltip="Pick the label from every option"),
         Binding("x", "app.label_clear", "Clear", id="label.clear", tooltip="Clear the turn's label"),
+        UNDO_BINDING,
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
         # priority: run when the app reads the key, before the keys after it are sent to a widget,
