@@ -97,3 +97,33 @@ async def test_u_in_the_decision_log_puts_back_the_label_x_or_a_replaced(tmp_pat
         await settle(app, pilot)
         assert app.session.turns[1].label == "send_sms" and app.session.turns[0].label is None
         assert notifications(app)[-1].startswith("Nothing to undo")
+
+
+async def test_an_empty_review_queue_says_why_on_screen(tmp_path: Path) -> None:
+    # palette `view: review queue` on a first start: "0 queued in 0 files", an empty table, and a
+    # notification (gone after a few seconds) saying "every turn in these files has a label" of no
+    # files at all. The header now says why it is empty, and stays.
+    from app_harness import AGENDA, notifications, run_palette, submit
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await run_palette(app, pilot, "view: review queue")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "ReviewScreen"
+        lines = screen_text(app).splitlines()
+        assert "0 queued in 0 files" in lines[0]
+        assert lines[1].strip().startswith("Nothing to review: there is no session file yet."), lines[1]
+        assert "these files has a label" not in " ".join(notifications(app))
+        await pilot.press("escape")
+        await pilot.pause()
+        await submit(app, pilot, AGENDA)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("a")  # every turn labelled: the other reason
+        await settle(app, pilot)
+        await run_palette(app, pilot, "view: review queue")
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        assert "in 1 file" in lines[0]
+        assert lines[1].strip() == "Nothing to review: every turn in these files has a label.", lines[1]
