@@ -127,3 +127,20 @@ async def test_an_empty_review_queue_says_why_on_screen(tmp_path: Path) -> None:
         lines = screen_text(app).splitlines()
         assert "in 1 file" in lines[0]
         assert lines[1].strip() == "Nothing to review: every turn in these files has a label.", lines[1]
+
+
+async def test_the_command_palette_footer_shows_the_palette_s_keys(tmp_path: Path) -> None:
+    # With the palette open the console's footer showed through: "esc Log  f1 Help", while escape
+    # closes the palette (and moves nowhere). The palette has its own footer now.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert screen_text(app).splitlines()[-1].split()[:2] == ["esc", "Log"]  # the console's own
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert "Exit the command palette" in footer and "Log" not in footer, footer
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "message"  # back where it was, nothing else
