@@ -144,3 +144,34 @@ async def test_the_command_palette_footer_shows_the_palette_s_keys(tmp_path: Pat
         await pilot.press("escape")
         await pilot.pause()
         assert app.focused is not None and app.focused.id == "message"  # back where it was, nothing else
+
+
+async def test_an_id_the_log_cuts_can_be_read_in_full_below_it(tmp_path: Path) -> None:
+    # A 64-character choice or label was cut with … in the Decision log, the Candidates and the
+    # Distribution panes, and the selected turn's detail did not name it: the whole id could be
+    # read only by finding it in the Catalog pane. The detail now names every id the log may cut.
+    from app_harness import submit
+
+    from tui_router.app.widgets.text import PaneText
+
+    app = make_app(long_id_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "show my agenda")
+        if type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")  # later: nothing recorded
+            await pilot.pause()
+        turn = app.session.turns[0]
+        assert turn.decision is not None and turn.decision.choice == LONG_B
+        app.workspace.set_label(0, LONG_A, "hand")
+        app._turn_changed(0)
+        await pilot.pause()
+        row = next(line for line in screen_text(app).splitlines() if "show my agenda" in line)
+        assert LONG_B not in row and LONG_A not in row and "…" in row  # the log cuts both
+        detail = str(app.query_one("#turn-detail", PaneText).render())
+        assert f"choice {LONG_B} · label {LONG_A}" in detail.replace("\n", " "), detail
+        assert LONG_B in screen_text(app).replace("│", "")  # on screen, not only in the widget
+    from tui_router.app.widgets.decision_log import full_ids
+    from tui_router.session import Turn
+
+    assert full_ids(Turn(message="m", label="list_events")) is None  # short ids: no extra line

@@ -57,7 +57,7 @@ from .screens.prompt import PromptModal
 from .view import TurnView
 from .widgets.candidates import CandidatesView
 from .widgets.catalog_pane import CatalogPane
-from .widgets.decision_log import DecisionLog
+from .widgets.decision_log import DecisionLog, full_ids
 from .widgets.distribution import DistributionView
 from .widgets.message_input import MessageInput
 from .widgets.status import StatusLine
@@ -1277,6 +1277,9 @@ def config_location(config: Config) -> str:
 def turn_detail(turn: Turn, running: tuple[float, str] | None = None) -> Content:
     """The selected turn's full message (shortened to a few lines) and its fallback result."""
     parts: list[Content] = [Content.assemble(("message ", "$text-muted"), shorten(turn.message, 400))]
+    ids = full_ids(turn)  # ids the log cut with …, in full
+    if ids is not None:
+        parts.append(ids)
     d = turn.decision
     if d is not None and d.action == "execute":
         parts.append(Content.styled("execute is a proposal for your application's dispatcher: this console never runs a tool", "$text-muted"))

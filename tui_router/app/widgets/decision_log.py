@@ -17,6 +17,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...session import Turn
+from ...textsafe import visible
 from ..format import OUTCOME_TEXT, clock_time, fmt_prob, shorten
 from ..label_undo import UNDO_BINDING
 from ..view import BAND_STYLE
@@ -48,6 +49,7 @@ SHORT_BAND = {"unresolved": "unres"}
 GAP = 2
 MIN_MESSAGE = 12
 NARROWEST = 8  # a column cut to this still shows a word and its ellipsis
+NARROWEST_ID = min(w for k, _, w in COMPACT_COLUMNS if k in ("choice", "label"))  # longer ids may be cut
 
 
 class DecisionLog(ScrollView, can_focus=True):
@@ -285,6 +287,21 @@ class DecisionLog(ScrollView, can_focus=True):
     def row_cells(self, index: int) -> dict[str, str]:
         """What row `index` shows, by column key (for tests and people reading the code)."""
         return dict(self.cells.get(index, {}))
+
+
+def full_ids(turn: Turn) -> Content | None:
+    """The turn's choice, re-routed option and label in full, for the detail below the log, when
+    one is longer than the log's narrowest id column (a 64-character id was cut there with … and
+    could be read in full nowhere but the Catalog pane)."""
+    d = turn.decision
+    ids = [("choice ", d.choice if d else None), ("re-routed to ", d.rerouted_to if d else None), ("label ", turn.label)]
+    shown = [(head, value) for head, value in ids if value]
+    if all(len(value) <= NARROWEST_ID for _, value in shown):
+        return None
+    parts: list[Content] = []
+    for head, value in shown:
+        parts.append(Content.assemble((head, "$text-muted"), visible(value, single_line=True)))
+    return Content(" · ").join(parts)
 
 
 def _cells(text: str) -> int:
