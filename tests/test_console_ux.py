@@ -175,3 +175,30 @@ async def test_an_id_the_log_cuts_can_be_read_in_full_below_it(tmp_path: Path) -
     from tui_router.session import Turn
 
     assert full_ids(Turn(message="m", label="list_events")) is None  # short ids: no extra line
+
+
+async def test_the_help_lists_every_palette_entry_with_wrapped_lines_under_their_description(tmp_path: Path) -> None:
+    # F1 listed keys only: `session: open file`, `backend: use …`, `policy: what if` and the rest were
+    # in the palette and nowhere in the help. And a description longer than the dialog wrapped back
+    # to the left edge, under the keys column ("  pgup pgdn / home end  a page of turns up or down /
+    # the first or last" then "turn" at column 2).
+    from textual.widgets import Static
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+        shown = " ".join(str(s.render()) for s in app.screen.query(Static))
+        titles = [c.title for c in app.get_system_commands(app.screen_stack[0])]
+        assert len(titles) > 25
+        missing = [t for t in titles if t not in shown]
+        assert not missing, missing
+        key = next(s for s in app.screen.query(".help-key") if str(s.render()) == "pgup pgdn / home end")
+        what = next(s for s in app.screen.query(".help-what") if str(s.render()).startswith("a page of turns"))
+        assert what.size.height == 2  # wrapped at 80 columns ...
+        assert what.region.x > key.region.x + len("pgup pgdn / home end")  # ... within its own column
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ != "HelpScreen"
