@@ -202,3 +202,39 @@ async def test_the_help_lists_every_palette_entry_with_wrapped_lines_under_their
         await pilot.press("escape")
         await pilot.pause()
         assert type(app.screen).__name__ != "HelpScreen"
+
+
+async def test_the_label_picker_keeps_its_option_in_sight_when_shrunk_and_says_when_nothing_matches(tmp_path: Path) -> None:
+    # Open at 120x40 on a turn labelled human_review (low in the list), then the terminal shrank to
+    # 60x20: the list kept its top, the highlighted option out of sight. And a filter matching
+    # nothing left an empty list where enter only rang the bell.
+    from app_harness import AGENDA, submit
+    from textual.widgets import OptionList
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        if type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")
+            await pilot.pause()
+        app.workspace.set_label(0, "human_review", "hand")
+        app.action_focus_log()
+        await pilot.press("l")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "OptionPicker"
+        options = app.screen.query_one(OptionList)
+        assert options.get_option_at_index(options.highlighted).id == "human_review"
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause()
+        await pilot.pause()
+        assert "human_review" in screen_text(app)
+        await pilot.press(*"zzqq")
+        await pilot.pause()
+        assert "No option matches “zzqq”" in screen_text(app)
+        await pilot.press("enter")  # nothing to choose: the picker stays, the label too
+        await pilot.pause()
+        assert type(app.screen).__name__ == "OptionPicker"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.session.turns[0].label == "human_review"
