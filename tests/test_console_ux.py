@@ -238,3 +238,49 @@ async def test_the_label_picker_keeps_its_option_in_sight_when_shrunk_and_says_w
         await pilot.press("escape")
         await pilot.pause()
         assert app.session.turns[0].label == "human_review"
+
+
+async def test_switching_the_theme_redraws_every_row_in_the_new_theme(tmp_path: Path) -> None:
+    # Palette `Theme` -> textual-light: the Decision log kept the rows it had drawn in the dark
+    # theme's colours (light grey on near black, in a light screen) until each was redrawn, and
+    # the review queue kept its band colours from the theme it was opened in.
+    from app_harness import AGENDA, REMINDER, submit
+
+    from tui_router.app.widgets.decision_log import DecisionLog
+
+    def row_background(log: DecisionLog, y: int):
+        return log.render_line(y)._segments[0].style.bgcolor
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await submit(app, pilot, REMINDER)
+        while type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")
+            await pilot.pause()
+        log = app.log_table
+        dark = log.get_visual_style("decision-log--row").rich_style.bgcolor
+        assert row_background(log, 0) == dark
+        app.theme = "textual-light"
+        await pilot.pause()
+        await pilot.pause()
+        light = log.get_visual_style("decision-log--row").rich_style.bgcolor
+        assert light != dark
+        assert row_background(log, 0) == light  # the row not under the cursor, drawn before the switch
+
+        app.action_review_queue()
+        await settle(app, pilot)
+        table = app.screen.query_one("#review-queue")
+        band = table.review.entries[0].band
+        from tui_router.app.view import BAND_VARIABLE
+
+        def band_colour() -> str:
+            return str(table.get_row_at(0)[3].style)
+
+        before = band_colour()
+        assert before == app.theme_variables[BAND_VARIABLE[band]]
+        app.theme = "gruvbox"  # every band colour differs from textual-light's
+        await pilot.pause()
+        await pilot.pause()
+        assert band_colour() == app.theme_variables[BAND_VARIABLE[band]] != before

@@ -109,6 +109,10 @@ class QueueTable(DataTable):
         if self.content_region.width != self._built_for:
             self.rebuild()
 
+    def on_mount(self) -> None:
+        # band colours are the theme's, fixed when a row is built: a new theme rebuilds the rows
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.rebuild())
+
 
 class ReviewScreen(Screen[None]):
     """Walk the queue: 1-9 label with the n-th most probable option, a accept, l pick, x clear,

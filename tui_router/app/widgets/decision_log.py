@@ -136,6 +136,13 @@ class DecisionLog(ScrollView, can_focus=True):
         if self.scrollable_content_region.width != self._built_for:
             self.rebuild()
 
+    def notify_style_update(self) -> None:
+        # a new theme (palette: Theme) restyles the widget, but rows drawn before kept the old
+        # theme's colours: a dark stripe of rows in a light theme, until each row was redrawn
+        super().notify_style_update()
+        self._strips.clear()
+        self.refresh()
+
     def _sync_size(self) -> None:
         # A new virtual size costs a layout pass of the whole screen: grow in steps of a page, so
         # most new rows only repaint their own line.
