@@ -284,3 +284,33 @@ async def test_switching_the_theme_redraws_every_row_in_the_new_theme(tmp_path: 
         await pilot.pause()
         await pilot.pause()
         assert band_colour() == app.theme_variables[BAND_VARIABLE[band]] != before
+
+
+async def test_focus_on_a_detail_scroll_is_visible(tmp_path: Path) -> None:
+    # Tab stops on the turn detail (and the Catalog's tool detail) below their lists, but nothing
+    # showed it: the pane's border was lit as for the list, the list's cursor only dimmed.
+    from app_harness import AGENDA, submit
+    from textual.color import Color
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        while type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")
+            await pilot.pause()
+        primary = Color.parse(app.theme_variables["primary"])
+        for scroll_id in ("turn-detail-scroll", "catalog-detail-scroll"):
+            scroll = app.query_one(f"#{scroll_id}")
+            assert scroll.styles.border_top[1] != primary
+            app.action_focus_log()
+            for _ in range(12):  # Tab reaches it (bounded: a broken order fails, never hangs)
+                if app.focused is scroll:
+                    break
+                await pilot.press("tab")
+            assert app.focused is scroll
+            await pilot.pause()
+            assert scroll.styles.border_top[1] == primary, scroll_id
+            await pilot.press("tab")
+            await pilot.pause()
+            assert scroll.styles.border_top[1] != primary
