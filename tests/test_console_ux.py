@@ -314,3 +314,32 @@ async def test_focus_on_a_detail_scroll_is_visible(tmp_path: Path) -> None:
             await pilot.press("tab")
             await pilot.pause()
             assert scroll.styles.border_top[1] != primary
+
+
+async def test_every_palette_entry_with_a_key_names_that_key(tmp_path: Path) -> None:
+    # The palette said "(a)", "(x)", "(F2)" for most actions with a key, but not for `turn: route a
+    # message` (i in the Decision log) or `turn: confirm again` (enter on the row): the same action
+    # under two names, one of them silent about the other.
+    from tui_router.app.app import RouterConsole
+    from tui_router.app.widgets.decision_log import DecisionLog
+    from tui_router.app.widgets.message_input import MessageInput
+
+    keys: dict[str, set[str]] = {}
+    for owner in (RouterConsole, DecisionLog, MessageInput):
+        for binding in owner.BINDINGS:
+            action = binding.action.removeprefix("app.")
+            keys.setdefault(action, set()).update(k.strip() for k in binding.key.split(","))
+    keys["confirm_turn"] = keys.get("select_row", set())  # enter on a waiting row confirms it
+    shown = {"question_mark": "?", "escape": "escape", "enter": "enter"}
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        missing = []
+        for command in app.get_system_commands(app.screen):
+            action = getattr(command.callback, "__name__", "").removeprefix("action_")
+            bound = keys.get(action)
+            if bound and ": " in command.title:
+                words = command.help.replace("(", " ").replace(")", " ").lower().split()
+                if not any(shown.get(k, k).lower() in words for k in bound):
+                    missing.append(f"{command.title}: {command.help} (keys {sorted(bound)})")
+        assert not missing, missing

@@ -1235,8 +1235,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     # ------------------------------------------------------------------ command palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand("turn: route a message", "Focus the message box", self.action_focus_input)
-        yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn", self.action_confirm_turn)
+        yield SystemCommand("turn: route a message", "Focus the message box (i in the Decision log)", self.action_focus_input)
+        yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn (enter on its row)", self.action_confirm_turn)
         yield SystemCommand("turn: send to fallback", "Run the fallback LLM command on the selected turn (f)", self.action_fallback)
         yield SystemCommand("turn: cancel fallback", "Stop the running fallback command (c)", self.action_cancel_fallback)
         yield SystemCommand("label: accept choice", "Label the selected turn with its choice (a)", self.action_label_accept)
