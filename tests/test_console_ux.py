@@ -343,3 +343,18 @@ async def test_every_palette_entry_with_a_key_names_that_key(tmp_path: Path) -> 
                 if not any(shown.get(k, k).lower() in words for k in bound):
                     missing.append(f"{command.title}: {command.help} (keys {sorted(bound)})")
         assert not missing, missing
+
+
+async def test_what_if_on_a_session_without_turns_says_so_like_replay(tmp_path: Path) -> None:
+    # palette `policy: what if` on a new session asked for thresholds, then showed "no turn has a
+    # recorded decision to re-band (hand-written cases)": there are no turns, hand-written or not.
+    from app_harness import notifications, run_palette
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await run_palette(app, pilot, "policy: what if")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1  # no dialog opened
+        assert notifications(app)[-1] == "Nothing to compare yet: this session has no turns."
+        assert "hand-written" not in screen_text(app)

@@ -1123,6 +1123,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.push_screen(ReviewScreen(Review(sessions, reviewer=reviewer_name(self.config), own=own)))
 
     def action_what_if(self) -> None:
+        if not self.session.turns:  # as replay says: the dialog spoke of "hand-written cases"
+            self.notify("Nothing to compare yet: this session has no turns.", markup=False)
+            return
         policy = self.config.policy
 
         def chosen(value: str | None) -> None:
