@@ -358,3 +358,31 @@ async def test_what_if_on_a_session_without_turns_says_so_like_replay(tmp_path: 
         assert len(app.screen_stack) == 1  # no dialog opened
         assert notifications(app)[-1] == "Nothing to compare yet: this session has no turns."
         assert "hand-written" not in screen_text(app)
+
+
+async def test_q_while_a_fallback_runs_asks_before_stopping_it(tmp_path: Path) -> None:
+    # q in the Decision log quit at once, killing a running fallback command whose output was then
+    # lost: a key doing something destructive without a confirm. The first q now says so; a
+    # second q quits (the turn stays fallback pending, saved).
+    from app_harness import AGENDA, fallback_section, notifications, submit
+
+    app = make_app(make_config(tmp_path, fallback=fallback_section("sleepy.py", "30")))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)  # low band: fallback pending
+        await submit(app, pilot, AGENDA)
+        app.log_table.focus()
+        await pilot.press("f")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.workspace.fallback_turn is not None:
+                break
+        assert app.workspace.fallback_turn == 0
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and app.workspace.fallback_turn == 0  # still running, still here
+        assert notifications(app)[-1].startswith("The fallback command is running for turn 1. Press q again")
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+    assert app.session.turns[0].fallback is None and app.session.turns[0].decision.outcome != "fallback_done"

@@ -1222,6 +1222,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.open_confirm(index)
 
     async def action_quit(self) -> None:
+        running = self.workspace.fallback_turn
+        if running is not None and not self._quit_armed:  # q stopped it silently, its output lost
+            self._quit_armed = True
+            self.notify(f"The fallback command is running for turn {running + 1}. Press q again to quit and stop it (its output is not saved), or wait for it.", severity="warning", timeout=10, markup=False)
+            return
         if not self.save_now() and not self._quit_armed:
             self._quit_armed = True
             self.notify("The session could not be saved. Press q again to quit anyway (unsaved turns are lost).", severity="error", timeout=15, markup=False)
