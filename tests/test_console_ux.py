@@ -386,3 +386,38 @@ async def test_q_while_a_fallback_runs_asks_before_stopping_it(tmp_path: Path) -
         await pilot.pause()
     assert app.return_code == 0
     assert app.session.turns[0].fallback is None and app.session.turns[0].decision.outcome != "fallback_done"
+
+
+async def test_f10_and_palette_maximize_fill_the_screen_with_the_whole_pane(tmp_path: Path) -> None:
+    # Palette `Maximize` did nothing on the Candidates and Distribution panes (Textual does not
+    # maximize scroll containers) and, in the Decision log, showed the rows alone: no column header,
+    # no turn detail. It had no key either (Harlequin: F10). Now f10 toggles it, pane by pane.
+    from app_harness import AGENDA, run_palette, submit
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        while type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")
+            await pilot.pause()
+        app.action_focus_log()
+        await run_palette(app, pilot, "Maximize")
+        await pilot.pause()
+        assert app.screen.maximized is app.query_one("#log-pane")
+        lines = screen_text(app).splitlines()
+        assert "Decision log" in lines[0] and "message" in lines[1] and "choice" in lines[1]
+        assert any(line.strip("│ ").startswith("message show my calendar agenda") for line in lines)  # the detail
+        await pilot.press("escape")  # restores, as Textual does
+        await pilot.pause()
+        assert app.screen.maximized is None
+        for pane in ("candidates-pane", "distribution-pane", "turn-detail-scroll"):
+            app.query_one(f"#{pane}").focus()
+            await pilot.pause()
+            await pilot.press("f10")
+            await pilot.pause()
+            expected = "log-pane" if pane == "turn-detail-scroll" else pane
+            assert app.screen.maximized is app.query_one(f"#{expected}"), pane
+            await pilot.press("f10")
+            await pilot.pause()
+            assert app.screen.maximized is None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -60,6 +60,7 @@ from .widgets.catalog_pane import CatalogPane
 from .widgets.decision_log import DecisionLog, full_ids
 from .widgets.distribution import DistributionView
 from .widgets.message_input import MessageInput
+from .widgets.panes import Pane, ScrollPane
 from .widgets.status import StatusLine
 from .widgets.text import PaneText
 
@@ -90,6 +91,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         Binding("question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Keys, bands and where things are saved"),
         Binding("ctrl+s", "save_as", "Save as", id="session.save_as", priority=True, show=False, tooltip="Save the session under a new name (it is autosaved anyway)"),
         Binding("f2", "toggle_catalog", "Catalog", id="view.catalog", tooltip="Show or hide the Catalog pane"),
+        # Harlequin's key for it; Textual's palette has Maximize and Minimize, with no key
+        Binding("f10", "toggle_maximize", "Maximize", id="view.maximize", show=False, tooltip="Fill the screen with the focused pane, or restore it"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; every turn and label is already saved"),
         *ARGUMENTS_BINDINGS,
     ]
@@ -163,18 +166,18 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             yield catalog
             with Vertical(id="main"):
                 with Horizontal(id="top"):
-                    with VerticalScroll(id="candidates-pane") as pane:
+                    with ScrollPane(id="candidates-pane") as pane:
                         pane.border_title = "Candidates"
                         yield CandidatesView(id="candidates")
-                    with VerticalScroll(id="distribution-pane") as pane:
+                    with ScrollPane(id="distribution-pane") as pane:
                         pane.border_title = "Distribution"
                         yield DistributionView(id="distribution")
-                with Vertical(id="log-pane") as pane:
+                with Pane(id="log-pane") as pane:
                     pane.border_title = "Decision log"
                     header = PaneText("", id="log-header")
                     yield header
                     yield DecisionLog(header, id="log")
-                    with VerticalScroll(id="turn-detail-scroll"):
+                    with ScrollPane(id="turn-detail-scroll"):  # maximizes its pane
                         yield PaneText("", id="turn-detail")
         yield MessageInput(id="message")
         yield Footer()
@@ -1177,6 +1180,13 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_toggle_maximize(self) -> None:
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif self.focused is not None and not screen.maximize(self.focused):
+            self.notify("The focused widget cannot fill the screen.", markup=False)
 
     def action_toggle_catalog(self) -> None:
         open_now = self.screen_stack[0].has_class("-catalog-open")

@@ -17,6 +17,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f1 / ?", "this help (? when not typing)"),
             ("ctrl+s", "save the session under a new name"),
             ("f2", "show or hide the Catalog pane"),
+            ("f10", "fill the screen with the focused pane, or restore it (escape restores too)"),
             ("tab / shift+tab", "move between panes"),
             ("q / ctrl+q", "quit (everything is already saved)"),
         ],

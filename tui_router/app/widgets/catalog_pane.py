@@ -7,7 +7,7 @@ import json
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -17,6 +17,7 @@ from ...textsafe import visible
 from ..format import shorten
 from ..view import RISK_STYLE
 from .candidates import SHORT_RISK
+from .panes import ScrollPane
 from .safe_input import SafeInput
 
 
@@ -102,6 +103,8 @@ def tool_detail(catalog: Catalog, option_id: str | None, query: str = "") -> Con
 class CatalogPane(Vertical):
     """The catalog browser. Loaded once the router is ready."""
 
+    ALLOW_MAXIMIZE = True  # f10 / palette Maximize: the whole pane (widgets/panes.py)
+
     # the help promised escape here and nothing answered it; narrow, the pane covers the console, so
     # escape closes it (the app decides which)
     BINDINGS = [Binding("escape", "app.leave_catalog", "Back", id="catalog.back", tooltip="Back to the message box")]
@@ -114,7 +117,7 @@ class CatalogPane(Vertical):
         # no select-all on focus: a letter typed in the list comes here (on_key) and adds to the filter
         yield SafeInput(placeholder="filter the catalog", id="catalog-filter", compact=True, select_on_focus=False)
         yield OptionList(id="catalog-list")
-        with VerticalScroll(id="catalog-detail-scroll"):
+        with ScrollPane(id="catalog-detail-scroll"):
             yield Static(Content.styled("Loading the catalog…", "$text-muted"), id="catalog-detail")
 
     def failed(self, reason: str) -> None:
