@@ -421,3 +421,31 @@ async def test_f10_and_palette_maximize_fill_the_screen_with_the_whole_pane(tmp_
             await pilot.press("f10")
             await pilot.pause()
             assert app.screen.maximized is None
+
+
+async def test_the_detail_names_an_id_as_soon_as_a_narrower_log_cuts_it(tmp_path: Path) -> None:
+    # At 60x20 the log's choice column is 8 cells: "list_events" showed as "list_e…" and, being
+    # no longer than the 12 cells of the 80-column layout, was not named in the detail. The detail
+    # follows the log's actual column widths, also when the terminal is resized.
+    from app_harness import AGENDA, submit
+
+    from tui_router.app.widgets.text import PaneText
+
+    def detail() -> str:
+        return str(app.query_one("#turn-detail", PaneText).render())
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        while type(app.screen).__name__ == "ConfirmTurnModal":
+            await pilot.press("escape")
+            await pilot.pause()
+        assert app.session.turns[0].decision.choice == "list_events"
+        assert "choice list_events" not in detail()  # the log shows it whole: no extra line
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause()
+        await pilot.pause()
+        row = next(line for line in screen_text(app).splitlines() if line.startswith("│ show"))
+        assert "list_events" not in row and "list_" in row  # cut now ...
+        assert "choice list_events" in detail()  # ... and named in full below

@@ -578,7 +578,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         for pane, text in ((self.query_one("#candidates-pane"), subtitle), (self.query_one("#distribution-pane"), subtitle + thresholds)):
             if pane.border_subtitle != text:  # a new subtitle repaints the whole pane
                 pane.border_subtitle = Content(text)
-        detail.set_content(turn_detail(turn, self._fallback_running() if index == self.workspace.fallback_turn else None))
+        running = self._fallback_running() if index == self.workspace.fallback_turn else None
+        detail.set_content(turn_detail(turn, running, self.log_table.id_room()))
 
     # ------------------------------------------------------------------ confirm
     def open_confirm(self, index: int) -> None:
@@ -1292,10 +1293,10 @@ def config_location(config: Config) -> str:
     return f"{user_config_path()}, or the path `tui-router locate config` prints"
 
 
-def turn_detail(turn: Turn, running: tuple[float, str] | None = None) -> Content:
+def turn_detail(turn: Turn, running: tuple[float, str] | None = None, id_room: tuple[int, int] = (12, 12)) -> Content:
     """The selected turn's full message (shortened to a few lines) and its fallback result."""
     parts: list[Content] = [Content.assemble(("message ", "$text-muted"), shorten(turn.message, 400))]
-    ids = full_ids(turn)  # ids the log cut with …, in full
+    ids = full_ids(turn, id_room)  # ids the log cuts with …, in full
     if ids is not None:
         parts.append(ids)
     d = turn.decision

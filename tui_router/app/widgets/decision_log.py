@@ -122,6 +122,11 @@ class DecisionLog(ScrollView, can_focus=True):
         message = max(least, width - fixed)
         return [(k, h, w or message) for k, h, w in spec]
 
+    def id_room(self) -> tuple[int, int]:
+        """Cells of the choice and label columns: a longer id is cut there."""
+        widths = {k: w for k, _, w in self.column_spec()}
+        return widths["choice"], widths["label"]
+
     def rebuild(self) -> None:
         """Re-format every row for the current width."""
         self._built_for = self.scrollable_content_region.width
@@ -135,6 +140,8 @@ class DecisionLog(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.scrollable_content_region.width != self._built_for:
             self.rebuild()
+            if self.cursor is not None:  # new column widths: the detail names the ids they now cut
+                self.post_message(self.RowHighlighted(self.cursor))
 
     def notify_style_update(self) -> None:
         # a new theme (palette: Theme) restyles the widget, but rows drawn before kept the old
@@ -296,18 +303,16 @@ class DecisionLog(ScrollView, can_focus=True):
         return dict(self.cells.get(index, {}))
 
 
-def full_ids(turn: Turn) -> Content | None:
+def full_ids(turn: Turn, room: tuple[int, int] = (NARROWEST_ID, NARROWEST_ID)) -> Content | None:
     """The turn's choice, re-routed option and label in full, for the detail below the log, when
-    one is longer than the log's narrowest id column (a 64-character id was cut there with … and
-    could be read in full nowhere but the Catalog pane)."""
+    the log cuts one: `room` is the width of its choice and label columns (DecisionLog.id_room).
+    A 64-character id was cut there with … and could be read in full nowhere but the Catalog pane."""
     d = turn.decision
-    ids = [("choice ", d.choice if d else None), ("re-routed to ", d.rerouted_to if d else None), ("label ", turn.label)]
-    shown = [(head, value) for head, value in ids if value]
-    if all(len(value) <= NARROWEST_ID for _, value in shown):
+    shown_choice = (d.rerouted_to or d.choice) if d else None  # what the choice column shows
+    if (not shown_choice or _cells(shown_choice) <= room[0]) and (not turn.label or _cells(turn.label) <= room[1]):
         return None
-    parts: list[Content] = []
-    for head, value in shown:
-        parts.append(Content.assemble((head, "$text-muted"), visible(value, single_line=True)))
+    ids = [("choice ", d.choice if d else None), ("re-routed to ", d.rerouted_to if d else None), ("label ", turn.label)]
+    parts = [Content.assemble((head, "$text-muted"), visible(value, single_line=True)) for head, value in ids if value]
     return Content(" · ").join(parts)
 
 
