@@ -392,7 +392,7 @@ async def test_f10_and_palette_maximize_fill_the_screen_with_the_whole_pane(tmp_
     # Palette `Maximize` did nothing on the Candidates and Distribution panes (Textual does not
     # maximize scroll containers) and, in the Decision log, showed the rows alone: no column header,
     # no turn detail. It had no key either (Harlequin: F10). Now f10 toggles it, pane by pane.
-    from app_harness import AGENDA, run_palette, submit
+    from app_harness import AGENDA, notifications, run_palette, submit
 
     app = make_app(make_config(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -421,6 +421,11 @@ async def test_f10_and_palette_maximize_fill_the_screen_with_the_whole_pane(tmp_
             await pilot.press("f10")
             await pilot.pause()
             assert app.screen.maximized is None
+        app.action_focus_input()  # the message box is no pane: f10 says where to go instead
+        await pilot.press("f10")
+        await pilot.pause()
+        assert app.screen.maximized is None
+        assert notifications(app)[-1].startswith("F10 fills the screen with a pane")
 
 
 async def test_the_detail_names_an_id_as_soon_as_a_narrower_log_cuts_it(tmp_path: Path) -> None:

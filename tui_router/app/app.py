@@ -1187,7 +1187,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         if screen.maximized is not None:
             screen.minimize()
         elif self.focused is not None and not screen.maximize(self.focused):
-            self.notify("The focused widget cannot fill the screen.", markup=False)
+            self.notify("F10 fills the screen with a pane: Tab to one first (escape or F10 restores it).", markup=False)
 
     def action_toggle_catalog(self) -> None:
         open_now = self.screen_stack[0].has_class("-catalog-open")
