@@ -408,6 +408,7 @@ async def test_f10_and_palette_maximize_fill_the_screen_with_the_whole_pane(tmp_
         lines = screen_text(app).splitlines()
         assert "Decision log" in lines[0] and "message" in lines[1] and "choice" in lines[1]
         assert any(line.strip("│ ").startswith("message show my calendar agenda") for line in lines)  # the detail
+        assert app.query_one("#turn-detail-scroll").size.height >= 6  # and room for it (2 rows at 80x24)
         await pilot.press("escape")  # restores, as Textual does
         await pilot.pause()
         assert app.screen.maximized is None
