@@ -72,7 +72,7 @@ async def test_the_replay_header_keeps_one_line_with_the_default_backend(tmp_pat
 
 async def test_the_what_if_dialog_shows_its_own_keys_and_scrolls_at_80x24(tmp_path: Path) -> None:
     # palette `policy: what if`: the result dialog had no footer of its own, so the console's
-    # showed through it ("a Accept  l Label ...", keys the dialog ignores), it never said how to close
+    # showed through it ("a Accept  l Pick ...", keys the dialog ignores), it never said how to close
     # it, and at 80x24 a long diff could not be scrolled with the keyboard.
     from textual.containers import VerticalScroll
 
@@ -81,7 +81,7 @@ async def test_the_what_if_dialog_shows_its_own_keys_and_scrolls_at_80x24(tmp_pa
         await settle(app, pilot)
         for n in range(12):
             await submit(app, pilot, f"{AGENDA} {n}")
-        await pilot.press("escape")  # the Decision log: its footer shows a Accept, l Label
+        await pilot.press("escape")  # the Decision log: its footer shows a Accept, l Pick
         await pilot.pause()
         assert app.show_what_if("1 1")  # every turn below confidence 1 drops to the fallback
         await pilot.pause()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -39,6 +39,7 @@ from ..workspace import NO_FALLBACK_COMMAND, Workspace, fallback_pending, typed_
 from .arguments_ui import ARGUMENTS_BINDINGS, ArgumentsActions, arguments_detail, confirm_arguments_text, record_of
 from .follow import LiveFollow
 from .format import display_path, one_line, shorten
+from .label_undo import LabelUndo
 from .messages import (
     ArgumentsStarted,
     DecisionReady,
@@ -58,9 +59,10 @@ from .screens.prompt import PromptModal
 from .view import TurnView
 from .widgets.candidates import CandidatesView
 from .widgets.catalog_pane import CatalogPane
-from .widgets.decision_log import DecisionLog
+from .widgets.decision_log import DecisionLog, full_ids
 from .widgets.distribution import DistributionView
 from .widgets.message_input import MessageInput
+from .widgets.panes import Pane, ScrollPane
 from .widgets.status import StatusLine
 from .widgets.text import PaneText
 
@@ -78,7 +80,7 @@ LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer
 QUIT_BEFORE_DECISION = "the console quit before the decision arrived"
 
 
-class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
+class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     """tui-router's console."""
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute, so subclasses elsewhere find it
@@ -92,6 +94,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         Binding("question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Keys, bands and where things are saved"),
         Binding("ctrl+s", "save_as", "Save as", id="session.save_as", priority=True, show=False, tooltip="Save the session under a new name (it is autosaved anyway)"),
         Binding("f2", "toggle_catalog", "Catalog", id="view.catalog", tooltip="Show or hide the Catalog pane"),
+        # Harlequin's key for it; Textual's palette has Maximize and Minimize, with no key
+        Binding("f10", "toggle_maximize", "Maximize", id="view.maximize", show=False, tooltip="Fill the screen with the focused pane, or restore it"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; every turn and label is already saved"),
         *ARGUMENTS_BINDINGS,
     ]
@@ -168,18 +172,18 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
             yield catalog
             with Vertical(id="main"):
                 with Horizontal(id="top"):
-                    with VerticalScroll(id="candidates-pane") as pane:
+                    with ScrollPane(id="candidates-pane") as pane:
                         pane.border_title = "Candidates"
                         yield CandidatesView(id="candidates")
-                    with VerticalScroll(id="distribution-pane") as pane:
+                    with ScrollPane(id="distribution-pane") as pane:
                         pane.border_title = "Distribution"
                         yield DistributionView(id="distribution")
-                with Vertical(id="log-pane") as pane:
+                with Pane(id="log-pane") as pane:
                     pane.border_title = "Decision log"
                     header = PaneText("", id="log-header")
                     yield header
                     yield DecisionLog(header, id="log")
-                    with VerticalScroll(id="turn-detail-scroll"):
+                    with ScrollPane(id="turn-detail-scroll"):  # maximizes its pane
                         yield PaneText("", id="turn-detail")
         yield MessageInput(id="message")
         yield Footer()
@@ -625,7 +629,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         for pane, text in ((self.query_one("#candidates-pane"), subtitle), (self.query_one("#distribution-pane"), subtitle + thresholds)):
             if pane.border_subtitle != text:  # a new subtitle repaints the whole pane
                 pane.border_subtitle = Content(text)
-        detail.set_content(turn_detail(turn, self._fallback_running() if index == self.workspace.fallback_turn else None))
+        running = self._fallback_running() if index == self.workspace.fallback_turn else None
+        detail.set_content(turn_detail(turn, running, self.log_table.id_room()))
 
     # ------------------------------------------------------------------ confirm
     def open_confirm(self, index: int) -> None:
@@ -739,6 +744,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
+        self.remember_label(message.index)  # u puts it back (label_undo.py)
         self._relabel(message.index, lambda: self.workspace.set_label(message.index, message.label))
         self._turn_changed(message.index)  # the row shows the label: no notification needed
 
@@ -1200,6 +1206,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.push_screen(ReviewScreen(Review(sessions, reviewer=reviewer_name(self.config), own=own)))
 
     def action_what_if(self) -> None:
+        if not self.session.turns:  # as replay says: the dialog spoke of "hand-written cases"
+            self.notify("Nothing to compare yet: this session has no turns.", markup=False)
+            return
         policy = self.config.policy
 
         def chosen(value: str | None) -> None:
@@ -1252,6 +1261,13 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    def action_toggle_maximize(self) -> None:
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif self.focused is not None and not screen.maximize(self.focused):
+            self.notify("F10 fills the screen with a pane: Tab to one first (escape or F10 restores it).", markup=False)
+
     def action_toggle_catalog(self) -> None:
         open_now = self.screen_stack[0].has_class("-catalog-open")
         self._catalog_open = not open_now
@@ -1296,6 +1312,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
         self.open_confirm(index)
 
     async def action_quit(self) -> None:
+        running = self.workspace.fallback_turn
+        if running is not None and not self._quit_armed:  # q stopped it silently, its output lost
+            self._quit_armed = True
+            self.notify(f"The fallback command is running for turn {running + 1}. Press q again to quit and stop it (its output is not saved), or wait for it.", severity="warning", timeout=10, markup=False)
+            return
         # a turn still being decided is saved as what it is: unresolved, with why (FORMATS: band,
         # error), not as a message with no decision; an answer arriving before the exit replaces it
         policy = self.config.policy
@@ -1319,13 +1340,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, App[int]):
 
     # ------------------------------------------------------------------ command palette
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand("turn: route a message", "Focus the message box", self.action_focus_input)
-        yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn", self.action_confirm_turn)
+        yield SystemCommand("turn: route a message", "Focus the message box (i in the Decision log)", self.action_focus_input)
+        yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn (enter on its row)", self.action_confirm_turn)
         yield SystemCommand("turn: send to fallback", "Run the fallback LLM command on the selected turn (f)", self.action_fallback)
         yield SystemCommand("turn: cancel fallback", "Stop the running fallback command (c)", self.action_cancel_fallback)
         yield SystemCommand("label: accept choice", "Label the selected turn with its choice (a)", self.action_label_accept)
         yield SystemCommand("label: pick", "Pick the selected turn's label from every option (l)", self.action_label_pick)
         yield SystemCommand("label: clear", "Clear the selected turn's label (x)", self.action_label_clear)
+        yield from self.label_undo_commands()
         yield from self.arguments_commands()
         yield SystemCommand("session: save as", "Save the session under a new name (ctrl+s)", self.action_save_as)
         yield SystemCommand("session: open file", "Continue another session file", self.action_open_file)
@@ -1357,9 +1379,12 @@ def config_location(config: Config) -> str:
     return f"{user_config_path()}, or the path `tui-router locate config` prints"
 
 
-def turn_detail(turn: Turn, running: tuple[float, str] | None = None) -> Content:
+def turn_detail(turn: Turn, running: tuple[float, str] | None = None, id_room: tuple[int, int] = (12, 12)) -> Content:
     """The selected turn's full message (shortened to a few lines) and its fallback result."""
     parts: list[Content] = [Content.assemble(("message ", "$text-muted"), shorten(turn.message, 400))]
+    ids = full_ids(turn, id_room)  # ids the log cuts with …, in full
+    if ids is not None:
+        parts.append(ids)
     d = turn.decision
     if d is not None and d.action == "execute":
         parts.append(Content.styled("execute is a proposal for your application's dispatcher: this console never runs a tool", "$text-muted"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Grid, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
@@ -17,6 +17,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f1 / ?", "this help (? when not typing)"),
             ("ctrl+s", "save the session under a new name"),
             ("f2", "show or hide the Catalog pane"),
+            ("f10", "fill the screen with the focused pane, or restore it (escape restores too)"),
             ("tab / shift+tab", "move between panes"),
             ("q / ctrl+q", "quit (everything is already saved)"),
         ],
@@ -36,6 +37,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("a", "label the turn with its choice (or re-routed option)"),
             ("l", "pick the label from every option (fuzzy filter)"),
             ("x", "clear the label"),
+            ("u", "undo the last label change (a / l / x), several levels"),
             ("f", "send a pending turn to the fallback LLM command"),
             ("c", "cancel the running fallback command"),
             ("g", "build and validate the tool's arguments (palette: accept or edit them as the label)"),
@@ -90,22 +92,13 @@ BANDS = (
 )
 
 
-def help_content() -> Content:
-    lines: list[Content] = []
-    for title, keys in KEYS:
-        lines.append(Content.styled(title, "bold $text-accent"))
-        width = max(len(k) for k, _ in keys)
-        lines.extend(Content.assemble((f"  {key.ljust(width)}  ", "bold"), what) for key, what in keys)
-        lines.append(Content(""))
-    lines.append(Content(BANDS))
-    lines.append(Content(""))
-    lines.append(
-        Content.styled(
-            "Every turn and every label is saved as it happens to the session file named in the header.",
-            "$text-muted",
-        )
-    )
-    return Content("\n").join(lines)
+SAVED = "Every turn and every label is saved as it happens to the session file named in the header."
+
+
+def help_sections(commands: list[tuple[str, str]] | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The keys, then `commands` (the palette's titles and descriptions, so the help lists every
+    action the palette offers, by the same names)."""
+    return [*KEYS, ("Command palette (ctrl+p: type part of a name)", commands)] if commands else list(KEYS)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -118,8 +111,22 @@ class HelpScreen(ModalScreen[None]):
             dialog.border_title = "Help"
             dialog.border_subtitle = "escape: close"
             with VerticalScroll(id="help-scroll"):
-                yield Static(help_content(), id="help-text")
+                # one two-column grid per section: a long description wraps within its column
+                # (one Content wrapped it back under the keys, at 80 columns)
+                for title, keys in help_sections(self.palette_commands()):
+                    yield Static(Content.styled(title, "bold $text-accent"), classes="help-title")
+                    with Grid(classes="help-keys"):
+                        for key, what in keys:
+                            yield Static(Content.styled(key, "bold"), classes="help-key")
+                            yield Static(Content(what), classes="help-what")
+                yield Static(Content(BANDS), classes="help-note")
+                yield Static(Content.styled(SAVED, "$text-muted"), classes="help-note")
         yield Footer()
+
+    def palette_commands(self) -> list[tuple[str, str]]:
+        # the palette offered actions the help never named (session: open file, backend: use …)
+        console = self.app.screen_stack[0]
+        return [(c.title, c.help) for c in self.app.get_system_commands(console)]
 
     def on_mount(self) -> None:
         # at 80x24 the help is taller than the dialog: focus its scroll so the keys read the rest

@@ -107,6 +107,14 @@ class OptionPicker(ModalScreen[str | None]):
         options.clear_options()
         options.add_options(Option(item_prompt(item, offsets), id=item.id) for item, offsets in rank_items(self.items, query))
         options.highlighted = 0 if options.option_count else None
+        if not options.option_count:  # an empty list said nothing, and enter only rang the bell
+            shown = visible(query, single_line=True)
+            options.add_option(Option(Content.styled(f"No option matches “{shown}”: fewer letters, or ctrl+u to clear.", "$text-muted"), disabled=True))
+
+    def on_resize(self) -> None:
+        # 120x40 down to 60x20 with the picker open: the highlighted option (the preselected label)
+        # was left below the shrunken list, out of sight
+        self.call_after_refresh(self.query_one(OptionList).scroll_to_highlight)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

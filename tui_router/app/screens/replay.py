@@ -88,6 +88,10 @@ class ReplayTable(DataTable):
         if self.content_region.width != self._built_for:
             self.rebuild()
 
+    def on_mount(self) -> None:
+        # band colours are the theme's, fixed when a row is built: a new theme rebuilds the rows
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.rebuild())
+
     def _colour(self, band: str | None) -> str:
         return self.app.theme_variables.get(BAND_VARIABLE.get(band or "", ""), "")
 

@@ -109,6 +109,10 @@ class QueueTable(DataTable):
         if self.content_region.width != self._built_for:
             self.rebuild()
 
+    def on_mount(self) -> None:
+        # band colours are the theme's, fixed when a row is built: a new theme rebuilds the rows
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.rebuild())
+
 
 class ReviewScreen(Screen[None]):
     """Walk the queue: 1-9 label with the n-th most probable option, a accept, l pick, x clear,
@@ -164,7 +168,13 @@ class ReviewScreen(Screen[None]):
         self.table.focus()
         self.show_current()
         if not self.review.entries:
-            self.notify("Nothing to review: every turn in these files has a label.", markup=False)
+            self.notify(self.empty_note(), markup=False)
+
+    def empty_note(self) -> str:
+        """Why the queue is empty. "Every turn in these files has a label" was said of no files at all."""
+        if not self.review.sessions:
+            return "Nothing to review: there is no session file yet. Route some messages in the console first."
+        return "Nothing to review: every turn in these files has a label."
 
     # -- drawing
     def _header(self) -> None:
@@ -174,6 +184,13 @@ class ReviewScreen(Screen[None]):
         counts = f"{r.reviewed} reviewed · {r.remaining} remaining"
         queued = f" of {len(r.entries)} queued in {files} file{'' if files == 1 else 's'}"
         room = self.app.size.width - 2 - len("review ") - len(counts) - len(queued) - len(" │ ")
+        # the whole message of the turn being labelled (the queue's column cuts it short); an empty
+        # queue says why on this line, where it stays, not only in a notification that fades
+        second: list[str | tuple[str, str]] = (
+            [("\nmessage ", "$text-muted"), shorten(entry.message, max(20, 2 * self.app.size.width - 12)) if entry else "-"]
+            if r.entries
+            else ["\n", (self.empty_note(), "$text-muted")]
+        )
         self.query_one("#review-status", Static).update(
             Content.assemble(
                 ("review ", "bold $accent"),
@@ -181,9 +198,7 @@ class ReviewScreen(Screen[None]):
                 (queued, "$text-muted"),
                 (" │ ", "$text-muted"),
                 self._where(room),  # one line at 80 columns
-                # the whole message of the turn being labelled: the queue's column cuts it short
-                ("\nmessage ", "$text-muted"),
-                shorten(entry.message, max(20, 2 * self.app.size.width - 12)) if entry else "-",
+                *second,
             )
         )
 

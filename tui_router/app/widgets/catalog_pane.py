@@ -7,15 +7,17 @@ import json
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...catalog import NONE_DESCRIPTION, Catalog, Tool
 from ...textsafe import visible
+from ..format import shorten
 from ..view import RISK_STYLE
 from .candidates import SHORT_RISK
+from .panes import ScrollPane
 from .safe_input import SafeInput
 
 
@@ -50,6 +52,8 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
     if all(word in none_text for word in words):
         options.append(Option(Content.styled("none option", "bold $text-accent"), disabled=True))
         options.append(Option(Content.styled(f" {catalog.none_option}", "italic"), id=catalog.none_option))
+    if not options:  # an empty list said nothing: say why, and how to get the tools back
+        options.append(Option(Content.styled(f"No option matches “{shorten(query, max(8, width - 24))}”.", "$text-muted"), disabled=True))
     return options
 
 
@@ -57,13 +61,21 @@ def _tool_option(tool: Tool, pad: int, room: int) -> Option:
     risk = tool.risk.value
     if max(len(tool.id), pad) + 1 + len(risk) > room:
         risk = SHORT_RISK.get(risk, risk)  # a long id in a narrow pane: the risk word shortened, never dropped
+    # still too long (a 64-character id): cut with … rather than wrap the row over three lines; the
+    # detail below the list shows the whole id
+    shown = shorten(tool.id, room - 1 - len(risk))
     return Option(
-        Content.assemble(" ", tool.id.ljust(pad), " ", (risk, RISK_STYLE.get(tool.risk.value, ""))),
+        Content.assemble(" ", shown.ljust(pad), " ", (risk, RISK_STYLE.get(tool.risk.value, ""))),
         id=tool.id,
     )
 
 
-def tool_detail(catalog: Catalog, option_id: str | None) -> Content:
+def tool_detail(catalog: Catalog, option_id: str | None, query: str = "") -> Content:
+    if option_id is None and query.strip():
+        return Content.styled(
+            "Words match ids, descriptions, categories and keywords, in any order. Change the filter, or clear it (ctrl+u in the filter box) to list every option.",
+            "$text-muted",
+        )
     if option_id is None:
         return Content.styled("Select an option to see its detail.", "$text-muted")
     if option_id == catalog.none_option:
@@ -91,6 +103,8 @@ def tool_detail(catalog: Catalog, option_id: str | None) -> Content:
 class CatalogPane(Vertical):
     """The catalog browser. Loaded once the router is ready."""
 
+    ALLOW_MAXIMIZE = True  # f10 / palette Maximize: the whole pane (widgets/panes.py)
+
     # the help promised escape here and nothing answered it; narrow, the pane covers the console, so
     # escape closes it (the app decides which)
     BINDINGS = [Binding("escape", "app.leave_catalog", "Back", id="catalog.back", tooltip="Back to the message box")]
@@ -103,7 +117,7 @@ class CatalogPane(Vertical):
         # no select-all on focus: a letter typed in the list comes here (on_key) and adds to the filter
         yield SafeInput(placeholder="filter the catalog", id="catalog-filter", compact=True, select_on_focus=False)
         yield OptionList(id="catalog-list")
-        with VerticalScroll(id="catalog-detail-scroll"):
+        with ScrollPane(id="catalog-detail-scroll"):
             yield Static(Content.styled("Loading the catalog…", "$text-muted"), id="catalog-detail")
 
     def failed(self, reason: str) -> None:
@@ -124,7 +138,7 @@ class CatalogPane(Vertical):
         options.add_options(catalog_options(self.catalog, query, options.content_region.width or 26))
         first = next((i for i in range(options.option_count) if not options.get_option_at_index(i).disabled), None)
         options.highlighted = first
-        self._detail(options.get_option_at_index(first).id if first is not None else None)
+        self._detail(options.get_option_at_index(first).id if first is not None else None, query)
 
     def on_resize(self) -> None:
         options = self.query_one("#catalog-list", OptionList)
@@ -134,9 +148,9 @@ class CatalogPane(Vertical):
             if highlighted is not None and highlighted < options.option_count:
                 options.highlighted = highlighted
 
-    def _detail(self, option_id: str | None) -> None:
+    def _detail(self, option_id: str | None, query: str = "") -> None:
         if self.catalog is not None:
-            self.query_one("#catalog-detail", Static).update(tool_detail(self.catalog, option_id))
+            self.query_one("#catalog-detail", Static).update(tool_detail(self.catalog, option_id, query))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "catalog-filter":
@@ -162,7 +176,11 @@ class CatalogPane(Vertical):
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
-        self._detail(event.option.id)
+        # typing a filter refills the list per key: a highlight posted for an earlier fill arrived
+        # after the last one and showed a tool the filter no longer lists (or matching nothing)
+        current = event.option_list.highlighted_option
+        if current is not None and current.id == event.option.id:
+            self._detail(event.option.id)
 
     def show_option(self, option_id: str) -> None:
         """Highlight an option (e.g. the selected turn's choice), clearing a filter that hides it."""

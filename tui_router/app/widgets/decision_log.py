@@ -17,7 +17,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...session import Turn
+from ...textsafe import visible
 from ..format import OUTCOME_TEXT, clock_time, fmt_prob, shorten
+from ..label_undo import UNDO_BINDING
 from ..view import BAND_STYLE
 from .text import PaneText
 
@@ -47,6 +49,7 @@ SHORT_BAND = {"unresolved": "unres"}
 GAP = 2
 MIN_MESSAGE = 12
 NARROWEST = 8  # a column cut to this still shows a word and its ellipsis
+NARROWEST_ID = min(w for k, _, w in COMPACT_COLUMNS if k in ("choice", "label"))  # longer ids may be cut
 
 
 class DecisionLog(ScrollView, can_focus=True):
@@ -55,8 +58,9 @@ class DecisionLog(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {"decision-log--row", "decision-log--cursor"}
     BINDINGS = [
         Binding("a", "app.label_accept", "Accept", id="label.accept", tooltip="Label the turn with its choice"),
-        Binding("l", "app.label_pick", "Label", id="label.pick", tooltip="Pick the label from every option"),
+        Binding("l", "app.label_pick", "Pick", id="label.pick", tooltip="Pick the label from every option"),
         Binding("x", "app.label_clear", "Clear", id="label.clear", tooltip="Clear the turn's label"),
+        UNDO_BINDING,
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
         # priority: run when the app reads the key, before the keys after it are sent to a widget,
@@ -118,6 +122,11 @@ class DecisionLog(ScrollView, can_focus=True):
         message = max(least, width - fixed)
         return [(k, h, w or message) for k, h, w in spec]
 
+    def id_room(self) -> tuple[int, int]:
+        """Cells of the choice and label columns: a longer id is cut there."""
+        widths = {k: w for k, _, w in self.column_spec()}
+        return widths["choice"], widths["label"]
+
     def rebuild(self) -> None:
         """Re-format every row for the current width."""
         self._built_for = self.scrollable_content_region.width
@@ -131,6 +140,15 @@ class DecisionLog(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         if self.scrollable_content_region.width != self._built_for:
             self.rebuild()
+            if self.cursor is not None:  # new column widths: the detail names the ids they now cut
+                self.post_message(self.RowHighlighted(self.cursor))
+
+    def notify_style_update(self) -> None:
+        # a new theme (palette: Theme) restyles the widget, but rows drawn before kept the old
+        # theme's colours: a dark stripe of rows in a light theme, until each row was redrawn
+        super().notify_style_update()
+        self._strips.clear()
+        self.refresh()
 
     def _sync_size(self) -> None:
         # A new virtual size costs a layout pass of the whole screen: grow in steps of a page, so
@@ -283,6 +301,19 @@ class DecisionLog(ScrollView, can_focus=True):
     def row_cells(self, index: int) -> dict[str, str]:
         """What row `index` shows, by column key (for tests and people reading the code)."""
         return dict(self.cells.get(index, {}))
+
+
+def full_ids(turn: Turn, room: tuple[int, int] = (NARROWEST_ID, NARROWEST_ID)) -> Content | None:
+    """The turn's choice, re-routed option and label in full, for the detail below the log, when
+    the log cuts one: `room` is the width of its choice and label columns (DecisionLog.id_room).
+    A 64-character id was cut there with … and could be read in full nowhere but the Catalog pane."""
+    d = turn.decision
+    shown_choice = (d.rerouted_to or d.choice) if d else None  # what the choice column shows
+    if (not shown_choice or _cells(shown_choice) <= room[0]) and (not turn.label or _cells(turn.label) <= room[1]):
+        return None
+    ids = [("choice ", d.choice if d else None), ("re-routed to ", d.rerouted_to if d else None), ("label ", turn.label)]
+    parts = [Content.assemble((head, "$text-muted"), visible(value, single_line=True)) for head, value in ids if value]
+    return Content(" · ").join(parts)
 
 
 def _cells(text: str) -> int:

@@ -11,6 +11,7 @@ from .safe_input import SafeInput
 
 
 class MessageInput(SafeInput):
+    ALLOW_MAXIMIZE = False  # f10 / Maximize filled the screen with a one-line box: it fills it with panes
     BINDINGS = [
         # priority, for the same reason as the log's `i`: escape then `a` typed fast labels the turn
         Binding("escape", "app.focus_log", "Log", id="focus.log", tooltip="Move to the decision log to label and triage", priority=True),

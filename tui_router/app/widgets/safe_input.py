@@ -45,7 +45,7 @@ def safe_command_palette(**kwargs):
     bidi override raw, like every Input before SafeInput."""
     from textual.command import CommandInput, CommandList, CommandPalette, SearchIcon
     from textual.containers import Horizontal, Vertical
-    from textual.widgets import Button, LoadingIndicator
+    from textual.widgets import Button, Footer, LoadingIndicator
 
     class SafeCommandInput(CommandInput, SafeInput):
         # CommandInput first: Textual's CSS and queries ("CommandInput") follow the first base only;
@@ -64,5 +64,8 @@ def safe_command_palette(**kwargs):
                 with Vertical(id="--results"):
                     yield CommandList()
                     yield LoadingIndicator()
+            # its own keys at the bottom: the console's footer showed through, offering "esc Log"
+            # while escape closes the palette
+            yield Footer()
 
     return SafeCommandPalette(**kwargs)
