@@ -166,6 +166,9 @@ class Config(_Section):
     # None: the platform's user data folder (platformdirs), the same from any directory
     sessions_dir: str | None = None
     reviewer: str | None = None  # name recorded with each label; default $USER
+    # the console's Textual theme (palette: Theme); the console never writes this file, so a theme
+    # picked there lasts one run unless named here
+    theme: str | None = None
     retrieval: RetrievalConfig = RetrievalConfig()
     policy: PolicyConfig = PolicyConfig()
     local: LocalConfig = LocalConfig()
@@ -173,6 +176,18 @@ class Config(_Section):
     systemone: SystemOneConfig = SystemOneConfig()
     fallback: FallbackConfig = FallbackConfig()
     arguments: ArgumentsConfig = ArgumentsConfig()
+
+    @field_validator("theme")
+    @classmethod
+    def _known_theme(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from textual.theme import BUILTIN_THEMES  # lazy: only a config naming a theme pays for it
+
+        if value not in BUILTIN_THEMES:
+            names = sorted(BUILTIN_THEMES)
+            raise ValueError(f"{value!r} is not a Textual theme{did_you_mean(value, names)}; the themes: {', '.join(names)}")
+        return value
 
     # Where the file came from (None: built-in defaults); relative paths resolve against it.
     source: Path | None = Field(None, exclude=True)

@@ -141,6 +141,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
         self._config_note = ""
+        self._kept_theme = ""  # the theme the config keeps between runs (set on mount)
         self._fallback_started = 0.0  # monotonic time the running fallback command started
         self._fallback_output = ""  # what it printed so far, shown while it runs
         self._fallback_timer: Timer | None = None  # said once the reloaded config's router is in use
@@ -193,6 +194,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         return self.query_one("#log", DecisionLog)
 
     def on_mount(self) -> None:
+        self._kept_theme = self.theme  # Textual's default, unless the config names one
+        self._apply_config_theme(self.config)
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self._apply_width(self.size.width)
         self._update_status(loading="loading catalog and backend…")
         self.log_table.set_turns(self.session.turns)
@@ -216,6 +220,19 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.follow_file(self._follow_on_mount)
         if not self.is_headless:
             self._handle_termination_signals()
+
+    def _apply_config_theme(self, config: Config) -> None:
+        """The config's `theme` (already checked against Textual's names); none: the theme stays."""
+        if config.theme is not None and config.theme in self.available_themes:
+            self._kept_theme = config.theme
+            self.theme = config.theme
+
+    def _theme_changed(self, theme) -> None:
+        # the console never writes the config file: say which line keeps a theme picked in the palette
+        if theme.name == self._kept_theme:
+            return
+        where = display_path(self.config.source) if self.config.source else "a config file (`tui-router locate config` tells where)"
+        self.notify(f'Theme {theme.name} for this run; to keep it, add theme = "{theme.name}" to {where}.', timeout=10, markup=False)
 
     def _handle_termination_signals(self) -> None:
         # `kill` (SIGTERM) or a closed terminal (SIGHUP) killed the console on the spot: the terminal
@@ -345,6 +362,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         old, self.router = self.router, message.router
         self._teach(self.session.turns)  # a reopened session's labels count from the start
         self.config = message.router.config
+        self._apply_config_theme(self.config)  # `config: reload` after adding the theme line
         self.workspace.sessions_dir = self.config.sessions_path
         self._router_error = ""
         self._router_ready.set()
