@@ -410,6 +410,50 @@ async def test_console_session_folder_removed_between_turns_is_made_again(tmp_pa
         await pilot.press("q")
 
 
+async def test_console_session_folder_made_again_is_locked_again(tmp_path: Path) -> None:
+    # The folder was made again by the next save but its `.<name>.lock` was not: a second console
+    # could claim the file the first one still writes.
+    from lock_probe import claim_elsewhere
+
+    from tui_router.storage import lock_path_for
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, REMINDER)
+        path = app.session.path
+        shutil.rmtree(path.parent)
+        await submit(app, pilot, AGENDA)
+        assert lock_path_for(path).is_file()
+        assert claim_elsewhere(path).endswith(f"another tui-router console (pid {os.getpid()}) is writing this session; close it first, or open a copy of the file")
+        assert [t.message for t in load_session(path).turns] == [REMINDER, AGENDA]
+        await pilot.press("q")
+    assert not lock_path_for(path).exists()  # let go at the end, as any other sidecar
+
+
+async def test_console_session_folder_removed_and_claimed_elsewhere_is_not_overwritten(tmp_path: Path) -> None:
+    # Another process claimed the path while the folder was gone: the console's next save is refused
+    # (it held a lock on a file no one can open any more), and the other's file is left as it is.
+    from lock_probe import holding_elsewhere
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, REMINDER)
+        path = app.session.path
+        shutil.rmtree(path.parent)
+        path.parent.mkdir()
+        path.write_text("# the other console's file\n", encoding="utf-8")
+        with holding_elsewhere(path):
+            await submit(app, pilot, AGENDA)
+            await settle(app, pilot)
+            assert path.read_text(encoding="utf-8") == "# the other console's file\n"
+            assert any("another tui-router console" in n and "is writing this session" in n for n in notifications(app))
+        assert [t.message for t in app.session.turns] == [REMINDER, AGENDA]  # kept in the console: no turn lost
+
+
 async def test_console_session_file_replaced_by_a_folder_is_not_touched(tmp_path: Path) -> None:
     app = make_app(make_config(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:

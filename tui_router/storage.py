@@ -73,9 +73,10 @@ def lock_path_for(path: Path) -> Path:
 class SessionFile:
     """A session file this process writes: the lock is held until `release`."""
 
-    def __init__(self, path: Path, lock_fd: int | None, stamp: Stamp) -> None:
+    def __init__(self, path: Path, lock_fd: int | None, stamp: Stamp, role: str = CONSOLE) -> None:
         self.path = path
         self._lock_fd = lock_fd
+        self._role = role
         self._stamp = stamp
         self._write_lock = threading.Lock()
         self._first_write = True
@@ -94,7 +95,7 @@ class SessionFile:
         try:
             if create:
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644))
-            claimed = cls(path, fd, stamp_of(path))
+            claimed = cls(path, fd, stamp_of(path), role)
             claimed.created = create
             return claimed
         except BaseException:
@@ -107,7 +108,9 @@ class SessionFile:
 
         Returns the backup this write made (see `keep_comments`), else None."""
         with self._write_lock:
-            found = stamp_of(self.path)
+            found = stamp_of(self.path)  # first: a folder now a file fails here, "Not a directory"
+            if self._retake_lock():
+                found = stamp_of(self.path)  # read again under the new lock
             if found is not None and found != self._stamp:
                 raise SessionChangedOnDisk(
                     f"{self.path}: the file changed on disk since this console read or wrote it; it was not "
@@ -118,6 +121,18 @@ class SessionFile:
             self._first_write = False
             self._stamp = stamp_of(self.path)
             return backup
+
+    def _retake_lock(self) -> bool:
+        """Lock the path again when our sidecar is gone (its folder was removed, and the write below
+        would make the folder again with no lock in it): else a second console could claim the file
+        meanwhile. Raises SessionBusy when one already has; nothing is written then. True: retaken."""
+        held = self._lock_fd
+        if held is None or _names_locked_file(lock_path_for(self.path), held):
+            return False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = _lock(self.path, self._role)
+        os.close(held)  # the old flock was on a file no one can open any more
+        return True
 
     def discard_if_empty(self) -> None:
         """Remove the file `claim(create=True)` made, while still holding its lock, when nothing was
