@@ -96,3 +96,25 @@ def test_help_on_every_command() -> None:
     for args in (["--help"], ["route", "--help"], ["catalog", "validate", "--help"], ["locate", "--help"]):
         result = subprocess.run([*CLI, *args], capture_output=True, text=True)
         assert result.returncode == 0 and "usage:" in result.stdout
+
+
+@pytest.mark.skipif(not semantic_available(), reason="the semantic extra is not installed")
+def test_an_embedding_cache_that_cannot_be_written_is_one_warning_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cache fails soft (vectors kept in memory), and `route` used to say nothing about it: the
+    # next run embedded the catalog again, with no word why. One warning line on stderr now.
+    from app_harness import write_catalog
+
+    catalog = write_catalog(tmp_path)  # not a bundled catalog: its option vectors must be written
+    message = "Remind me to call mum on Sunday."
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fine = route("--json", "--backend", "semantic", "--catalog", str(catalog), message, cwd=tmp_path)
+    assert fine.returncode == 0 and fine.stderr == "", fine.stderr
+    (tmp_path / "not-a-folder").write_text("a file\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
+    failed = route("--json", "--backend", "semantic", "--catalog", str(catalog), message, cwd=tmp_path)
+    assert failed.returncode == fine.returncode == 0
+    [line] = failed.stderr.splitlines()
+    assert line.startswith(f"tui-router: warning: cannot write the embedding cache in {tmp_path}/not-a-folder/tui-router/embeddings/")
+    assert line.endswith(" (Not a directory); kept in memory")
+    unchanged = ("choice", "probabilities", "band", "action", "confidence", "candidates")
+    assert {k: json.loads(failed.stdout)[k] for k in unchanged} == {k: json.loads(fine.stdout)[k] for k in unchanged}

@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(format_summary(decision))
+    if problem := router.backend.cache_problem():  # the embedding cache fails soft: the result stands
+        print(f"tui-router: warning: {problem}", file=sys.stderr)
     if decision.band.value == "unresolved":
         # a failing or misbehaving backend: the decision is printed, and the exit code says so
         print(f"tui-router: unresolved: {decision.error}", file=sys.stderr)

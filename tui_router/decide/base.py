@@ -115,6 +115,11 @@ class DecisionBackend:
         it gives up), for the console to say while it waits; "" for a backend that answers in-process."""
         return ""
 
+    def cache_problem(self) -> str:
+        """Why a cache this backend keeps on disk could not be written ("" when fine, or none kept).
+        Caches fail soft (routing goes on from memory), so a caller says it as a warning."""
+        return ""
+
     def add_exemplar(self, label: str, message: str) -> None:
         """Learn from one labelled turn; only when `learns_from_examples`."""
         raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")

@@ -279,6 +279,9 @@ class SemanticBackend(DecisionBackend):
         self._flush()
         self.build_ms = (time.perf_counter() - started) * 1000
 
+    def cache_problem(self) -> str:
+        return self.store.problem
+
     @classmethod
     def from_config(cls, catalog: Catalog, config: Config, retriever: Retriever | None = None) -> SemanticBackend:
         require_semantic()  # before reading session files: the install hint comes first
