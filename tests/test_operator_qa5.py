@@ -379,3 +379,27 @@ async def test_quitting_while_a_turn_waits_on_the_server_saves_it_unresolved_wit
     decision = saved[0]["decision"]
     assert decision["band"] == "unresolved" and decision["outcome"] == "pending"
     assert decision["error"] == "the console quit before the decision arrived"
+
+
+async def test_a_two_stage_turn_s_note_counts_both_questions_in_when_it_gives_up(scripted, tmp_path):
+    # with more options than the server takes, a turn asks twice (category, then tool), each question
+    # with its own budget; the note said "gives up after 2 s" while the turn could go on for 4
+    from app_harness import make_app, make_config, screen_text, settle
+    from servers.scripted import Step
+
+    scripted.script.append(Step(delay=1.5))  # the category question
+    # 7 options (4 tools, 2 escalation, none) > 5: two stages (3 categories + none, then <= 5)
+    systemone = {"base_url": scripted.base_url, "timeout": 2, "max_retries": 0, "probe": False, "max_options": 5}
+    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message")
+        box.value = MESSAGE
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        note = _candidates_pane(screen_text(app))
+        assert "gives up after 4 s" in note and "two-stage routing asks 2 questions" in note, note
+        await settle(app, pilot)
+        assert app.session.turns[0].decision.path == "two-stage"
+        assert len(scripted.posts) == 2
+        await app.router.aclose()

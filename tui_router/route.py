@@ -6,6 +6,7 @@ Plain Python with no UI: the console, the CLI and the eval all call `Router.rout
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -240,11 +241,13 @@ class Router:
         question = self.question_for(message, retrieval, holdout)
         return self._finish(message, retrieval, self._decide(question), started)
 
-    async def aroute(self, message: str, *, holdout: str | None = None) -> Decision:
+    async def aroute(self, message: str, *, holdout: str | None = None, questions: Callable[[int], None] | None = None) -> Decision:
+        """`questions` is told how many questions the turn asks the backend once that is known (2:
+        two stages), for a waiting note whose time limit counts them all."""
         started = time.perf_counter()
         retrieval = self.retrieve(message, holdout)
         question = self.question_for(message, retrieval, holdout)
-        return self._finish(message, retrieval, await self._adecide(question), started)
+        return self._finish(message, retrieval, await self._adecide(question, questions), started)
 
     # One question, or two stages when the options exceed what the backend takes in one (twostage.py).
 
@@ -281,7 +284,7 @@ class Router:
             return step
         return plan.finish(first, step, self._ask(step))
 
-    async def _adecide(self, question: Question) -> Staged:
+    async def _adecide(self, question: Question, questions: Callable[[int], None] | None = None) -> Staged:
         try:
             limit = await self.backend.aoption_limit()
         except Exception as exc:
@@ -292,6 +295,8 @@ class Router:
             plan = plan_two_stage(question, self.catalog, limit)
         except TwoStageError as exc:
             return Staged(question=question, answer=Answer(error=str(exc), model=self.backend.model), path="two-stage")
+        if questions is not None:
+            questions(2)
         first = await self._aask(plan.category_question)
         step = plan.after_category(first)
         if isinstance(step, Staged):

@@ -137,6 +137,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._loading_timer: Timer | None = None
         self._waiting_timer: Timer | None = None  # redraws "waiting for ..., N s" while a turn is routed
         self._routing_since = 0.0
+        self._questions = 1  # how many questions the turn being routed asks (2: two stages)
         self._building_arguments: dict[int, str] = {}  # turn -> the arguments command it waits for
         self._catalog_open: bool | None = None  # None: follow the width
         self._quit_armed = False
@@ -433,12 +434,17 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         if self.router is None:
             raise RuntimeError(self._router_error or "no router is loaded")
         for index, turn in zip(indexes, turns, strict=True):
-            decision = await self.router.aroute(turn.message)
+            self._questions = 1
+            decision = await self.router.aroute(turn.message, questions=self._count_questions)
             if self.config.arguments.auto and decision.action.value in ("execute", "confirm"):
                 # after the route: arguments built and validated; invalid ones demote execute to confirm
                 self.post_message(ArgumentsStarted(index, list(self.config.arguments.command)))
                 decision = await self.router.abuild_arguments(decision)
             self.post_message(DecisionReady(index, decision, turn))
+
+    def _count_questions(self, count: int) -> None:
+        # on the app's loop (the routing worker is async): the waiting note reads it at its next redraw
+        self._questions = count
 
     def on_arguments_started(self, message: ArgumentsStarted) -> None:
         if message.command and self._in_flight(message.index):  # the built-in extractor takes no time
@@ -478,7 +484,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         if self.router is None:
             return f"Routing: waiting for the catalog and backend to load ({elapsed})."
         backend = self.router.backend
-        note = backend.waiting_note()
+        note = backend.waiting_note(self._questions)
         return f"Routing: waiting for the decision model {backend.name} · {backend.model}: {elapsed}{'; ' + note if note else ''}. A new message supersedes this one."
 
     def _stop_loading(self) -> None:

@@ -110,9 +110,10 @@ class DecisionBackend:
     async def aclose(self) -> None:
         return None
 
-    def waiting_note(self) -> str:
+    def waiting_note(self, questions: int = 1) -> str:
         """What a turn waiting on this backend waits for beyond its name and model (a server, and when
-        it gives up), for the console to say while it waits; "" for a backend that answers in-process."""
+        it gives up), for the console to say while it waits; "" for a backend that answers in-process.
+        `questions`: how many the turn asks (2 when it goes two-stage): a time limit counts each."""
         return ""
 
     def cache_problem(self) -> str:

@@ -56,11 +56,12 @@ class SystemOneBackend(DecisionBackend):
 
     # -- sizing (the server profile)
 
-    def waiting_note(self) -> str:
+    def waiting_note(self, questions: int = 1) -> str:
         probing = self._limit is None and self.cfg.probe  # the first turn probes the server, one budget more
-        limit = self.cfg.question_budget * (2 if probing else 1)
-        probe = "; the first turn probes the server" if probing else ""
-        return f"server {self.client.shown_url}, gives up after {limit:g} s ([systemone] timeout, total_timeout{probe})"
+        limit = self.cfg.question_budget * (questions + (1 if probing else 0))  # each question its own budget
+        why = f"; two-stage routing asks {questions} questions" if questions > 1 else ""
+        why += "; the first turn probes the server" if probing else ""
+        return f"server {self.client.shown_url}, gives up after {limit:g} s ([systemone] timeout, total_timeout{why})"
 
     def option_limit(self) -> int:
         if self._limit is not None:
