@@ -173,9 +173,12 @@ def test_rotation_never_removes_a_sidecar_another_process_holds(tmp_path: Path) 
     lock_path_for(first).unlink()  # a clean-up script that ignores locks removed it...
     with holding_elsewhere(first):  # ...and another process claimed the file: a new sidecar it holds
         writer.append(_turn("second"))
-        assert writer.write_pending() == 2
+        assert writer.write_pending() == 1  # the second file; the first is not written under the other's lock
+        assert writer.last_error == f"{first}: the live file is claimed by another process, so it was not overwritten; its unwritten turns go to {writer.files[-1]}"
         assert lock_path_for(first).exists() and claim_elsewhere(first) != "free"  # still the other's
     assert claim_elsewhere(first) == "free"
+    assert writer.write_pending() == 1  # the first turn, in a file of its own: no turn lost
+    assert [t.message for t in load_session(writer.files[-1]).turns] == ["first"]
     writer.close()
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from . import tomlio
 from .errors import SessionError
 from .session import Session, SessionInfo, Turn, session_to_dict
-from .storage import SERVER, SessionChangedOnDisk, SessionFile, create_claimed
+from .storage import SERVER, SessionBusy, SessionChangedOnDisk, SessionFile, create_claimed
 
 DEFAULT_MAX_BYTES = 1_000_000  # about 1,500 routed turns; keeps each rewrite around a few ms
 FILE_PREFIX = "mcp"
@@ -177,8 +177,8 @@ class LiveSessionWriter:
 
         A failed write (disk full, folder removed) keeps the turns pending for the next attempt and
         is reported in `last_error`; nothing already on disk is touched. A file that changed on disk
-        (an editor, a tool that ignores the lock) is left as it is and its unwritten turns go to a
-        new file with the next write.
+        (an editor, a tool that ignores the lock), or one another process claimed after its sidecar
+        was removed, is left as it is and its unwritten turns go to a new file with the next write.
         """
         with self._write_lock:
             with self._lock:  # the texts are made here, not per append: a burst costs one join
@@ -188,8 +188,10 @@ class LiveSessionWriter:
             for live, text, count in jobs:
                 try:
                     live.claimed.write(text)  # atomic, under this server's lock, refused if changed on disk
-                except SessionChangedOnDisk:
-                    changed = f"{live.path}: the live file changed on disk, so it was not overwritten"
+                except (SessionChangedOnDisk, SessionBusy) as exc:
+                    # busy: its sidecar was removed and another process claimed the file meanwhile
+                    what = "changed on disk" if isinstance(exc, SessionChangedOnDisk) else "is claimed by another process"
+                    changed = f"{live.path}: the live file {what}, so it was not overwritten"
                     try:
                         with self._lock:
                             moved = self._move_unwritten(live)
