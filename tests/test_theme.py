@@ -65,3 +65,22 @@ def test_the_readme_lists_every_theme_name() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     paragraph = readme.split("`theme` is one of Textual's themes: ", 1)[1].split(" (another name", 1)[0]
     assert re.split(r",\s+", paragraph) == sorted(BUILTIN_THEMES)
+
+
+async def test_config_reload_applies_a_theme_line_added_meanwhile(tmp_path: Path) -> None:
+    # the notification's advice, followed: add the line, then palette `config: reload` applies it
+    from app_harness import write_catalog
+
+    path = tmp_path / "tui-router.toml"
+    base = f'catalog = "{write_catalog(tmp_path)}"\nbackend = "local"\nsessions_dir = "{tmp_path / "sessions"}"\n'
+    path.write_text(base, encoding="utf-8")
+    app = make_app(load_config(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "textual-dark"
+        path.write_text(base + 'theme = "tokyo-night"\n', encoding="utf-8")
+        app.use_config_file(path)
+        await settle(app, pilot)
+        await pilot.pause()
+        assert app.theme == "tokyo-night"
+        assert not [n for n in notifications(app) if n.startswith("Theme ")]  # kept by the file: nothing to add
