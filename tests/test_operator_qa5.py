@@ -3,6 +3,7 @@ defect found, against real loopback servers, real subprocesses and the real app 
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -22,6 +23,25 @@ def scripted():
     finally:
         server.server.shutdown()
         server.server.server_close()
+
+
+@contextlib.asynccontextmanager
+async def asked(scripted, tmp_path, *, delay: float, pause: float, size=(80, 24), **systemone):
+    """The console with MESSAGE sent to a loopback server that takes `delay` s to answer: (app, pilot,
+    message box), `pause` s after Enter."""
+    from app_harness import make_app, make_config, settle
+    from servers.scripted import Step
+
+    scripted.script.append(Step(delay=delay))
+    settings = {"base_url": scripted.base_url, "timeout": 10, "max_retries": 0, "probe": False, **systemone}
+    app = make_app(make_config(tmp_path, backend="systemone", systemone=settings))
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message")
+        box.value = MESSAGE
+        await pilot.press("enter")
+        await pilot.pause(pause)
+        yield app, pilot, box
 
 
 def _env(tmp_path, url: str, key: str) -> dict[str, str]:
@@ -75,18 +95,9 @@ def _candidates_pane(screen: str) -> str:
 async def test_a_slow_server_turn_says_what_it_waits_for_and_keeps_counting(scripted, tmp_path):
     # it said "Retrieving…" for the whole wait: retrieval was long done, and nothing named the server,
     # how long it had waited or when it would give up
-    from app_harness import make_app, make_config, screen_text, settle
-    from servers.scripted import Step
+    from app_harness import screen_text, settle
 
-    scripted.script.append(Step(delay=3.0))
-    systemone = {"base_url": scripted.base_url, "timeout": 2, "max_retries": 0, "probe": False}
-    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        box = app.query_one("#message")
-        box.value = MESSAGE
-        await pilot.press("enter")
-        await pilot.pause(0.3)
+    async with asked(scripted, tmp_path, delay=3.0, pause=0.3, timeout=2) as (app, pilot, box):
         first = _candidates_pane(screen_text(app))
         assert "Retrieving" not in first
         assert "waiting for the decision" in first and "127.0.0.1" in first and "0 s so far" in first
@@ -141,18 +152,9 @@ async def test_switching_backend_while_a_turn_waits_on_the_server_lets_that_turn
     # `backend: use local` closed the System One client under the request in flight: the turn ended
     # unresolved with "the server broke off its reply (ReadError) ... check the server", blaming a
     # server that was about to answer
-    from app_harness import make_app, make_config, notifications, settle
-    from servers.scripted import Step
+    from app_harness import notifications, settle
 
-    scripted.script.append(Step(delay=1.5))
-    systemone = {"base_url": scripted.base_url, "timeout": 10, "max_retries": 0, "probe": False}
-    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        box = app.query_one("#message")
-        box.value = MESSAGE
-        await pilot.press("enter")
-        await pilot.pause(0.4)
+    async with asked(scripted, tmp_path, delay=1.5, pause=0.4, size=(120, 40)) as (app, pilot, _):
         assert scripted.posts  # the question is at the server
         app.use_backend("local")
         await settle(app, pilot)
@@ -217,19 +219,11 @@ async def test_save_screenshot_without_a_downloads_folder_saves_beside_the_sessi
 async def test_the_first_turn_s_note_counts_the_server_probe_in_when_it_gives_up(scripted, tmp_path, monkeypatch):
     # the first turn probes the server (one question budget) before asking: the note said "gives up
     # after 8 s" while the turn went on for 16
-    from app_harness import make_app, make_config, screen_text, settle
+    from app_harness import screen_text, settle
     from servers.scripted import Step
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no cached profile: the first turn probes
-    scripted.script.append(Step(delay=1.5))
-    systemone = {"base_url": scripted.base_url, "timeout": 2, "max_retries": 0, "probe": True}
-    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        box = app.query_one("#message")
-        box.value = MESSAGE
-        await pilot.press("enter")
-        await pilot.pause(0.5)
+    async with asked(scripted, tmp_path, delay=1.5, pause=0.5, timeout=2, probe=True) as (app, pilot, box):
         note = _candidates_pane(screen_text(app))
         assert "gives up after 4 s" in note and "the first turn probes the server" in note
         await settle(app, pilot)
@@ -358,18 +352,7 @@ async def test_quitting_while_a_turn_waits_on_the_server_saves_it_unresolved_wit
     # it was saved as a message with no decision at all: nothing in the file said it was never decided
     import tomllib
 
-    from app_harness import make_app, make_config, settle
-    from servers.scripted import Step
-
-    scripted.script.append(Step(delay=3.0))
-    systemone = {"base_url": scripted.base_url, "timeout": 10, "max_retries": 0, "probe": False}
-    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        box = app.query_one("#message")
-        box.value = MESSAGE
-        await pilot.press("enter")
-        await pilot.pause(0.4)
+    async with asked(scripted, tmp_path, delay=3.0, pause=0.4, size=(120, 40)) as (app, pilot, _):
         assert scripted.posts  # the question is at the server
         await app.action_quit()
         await pilot.pause()
@@ -384,19 +367,11 @@ async def test_quitting_while_a_turn_waits_on_the_server_saves_it_unresolved_wit
 async def test_a_two_stage_turn_s_note_counts_both_questions_in_when_it_gives_up(scripted, tmp_path):
     # with more options than the server takes, a turn asks twice (category, then tool), each question
     # with its own budget; the note said "gives up after 2 s" while the turn could go on for 4
-    from app_harness import make_app, make_config, screen_text, settle
-    from servers.scripted import Step
+    from app_harness import screen_text, settle
 
-    scripted.script.append(Step(delay=1.5))  # the category question
-    # 7 options (4 tools, 2 escalation, none) > 5: two stages (3 categories + none, then <= 5)
-    systemone = {"base_url": scripted.base_url, "timeout": 2, "max_retries": 0, "probe": False, "max_options": 5}
-    app = make_app(make_config(tmp_path, backend="systemone", systemone=systemone))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        box = app.query_one("#message")
-        box.value = MESSAGE
-        await pilot.press("enter")
-        await pilot.pause(0.5)
+    # 7 options (4 tools, 2 escalation, none) > 5: two stages (3 categories + none, then <= 5); the
+    # server is slow on the category question
+    async with asked(scripted, tmp_path, delay=1.5, pause=0.5, timeout=2, max_options=5) as (app, pilot, _):
         note = _candidates_pane(screen_text(app))
         assert "gives up after 4 s" in note and "two-stage routing asks 2 questions" in note, note
         await settle(app, pilot)
