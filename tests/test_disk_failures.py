@@ -7,6 +7,7 @@ RLIMIT_FSIZE rather than chmod (the CI runs as root).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -20,6 +21,17 @@ from app_harness import AGENDA, DOCS, REMINDER, make_app, make_config, notificat
 from disk_limits import file_size_limit, limit_file_size, needs_fsize, run_limited, strays
 
 from tui_router.session import load_session
+
+
+@contextlib.asynccontextmanager
+async def first_turn_saved(tmp_path: Path):
+    """The console (nothing executes) with one turn, REMINDER, saved: (app, pilot, the session file)."""
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)
+        await submit(app, pilot, REMINDER)
+        yield app, pilot, app.session.path
 
 pytestmark = needs_fsize
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,12 +210,7 @@ def test_profile_cache_past_the_limit_fails_soft_without_a_temp_file(tmp_path: P
 
 
 async def test_console_save_past_the_limit_keeps_the_turns_and_the_file_then_saves_them(tmp_path: Path) -> None:
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         before = path.read_bytes()
         with file_size_limit(len(before) + 10):  # the next save is bigger: the disk says no
             await submit(app, pilot, AGENDA)
@@ -222,12 +229,7 @@ async def test_console_save_past_the_limit_keeps_the_turns_and_the_file_then_sav
 
 
 async def test_console_session_folder_replaced_by_a_file_then_save_as(tmp_path: Path) -> None:
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         shutil.rmtree(path.parent)
         path.parent.write_text("a file where the folder was\n")
         await submit(app, pilot, AGENDA)
@@ -242,12 +244,7 @@ async def test_console_session_folder_replaced_by_a_file_then_save_as(tmp_path: 
 async def test_console_quit_with_unsaved_turns_asks_and_says_how_to_keep_them(tmp_path: Path) -> None:
     from tui_router.app.widgets.decision_log import DecisionLog
 
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         before = path.read_bytes()
         with file_size_limit(len(before) + 10):
             await submit(app, pilot, AGENDA)
@@ -397,12 +394,7 @@ async def test_console_whose_first_save_meets_a_full_disk_saves_once_there_is_ro
 
 
 async def test_console_session_folder_removed_between_turns_is_made_again(tmp_path: Path) -> None:
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         shutil.rmtree(path.parent)
         await submit(app, pilot, AGENDA)
         assert [t.message for t in load_session(path).turns] == [REMINDER, AGENDA]
@@ -417,12 +409,7 @@ async def test_console_session_folder_made_again_is_locked_again(tmp_path: Path)
 
     from tui_router.storage import lock_path_for
 
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         shutil.rmtree(path.parent)
         await submit(app, pilot, AGENDA)
         assert lock_path_for(path).is_file()
@@ -437,12 +424,7 @@ async def test_console_session_folder_removed_and_claimed_elsewhere_is_not_overw
     # (it held a lock on a file no one can open any more), and the other's file is left as it is.
     from lock_probe import holding_elsewhere
 
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         shutil.rmtree(path.parent)
         path.parent.mkdir()
         path.write_text("# the other console's file\n", encoding="utf-8")
@@ -455,12 +437,7 @@ async def test_console_session_folder_removed_and_claimed_elsewhere_is_not_overw
 
 
 async def test_console_session_file_replaced_by_a_folder_is_not_touched(tmp_path: Path) -> None:
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         path.unlink()
         path.mkdir()
         (path / "keep.txt").write_text("mine\n")
@@ -474,12 +451,7 @@ async def test_console_session_file_replaced_by_a_folder_is_not_touched(tmp_path
 
 
 async def test_console_save_as_past_the_limit_leaves_nothing_and_keeps_the_old_name(tmp_path: Path) -> None:
-    app = make_app(make_config(tmp_path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.set_thresholds(1.0, 1.0)
-        await submit(app, pilot, REMINDER)
-        path = app.session.path
+    async with first_turn_saved(tmp_path) as (app, pilot, path):
         other = tmp_path / "other"
         other.mkdir()
         with file_size_limit(10):
