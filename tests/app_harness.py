@@ -162,6 +162,13 @@ async def submit(app: RouterConsole, pilot, message: str) -> None:
     await settle(app, pilot)
 
 
+async def close_confirms(app: RouterConsole, pilot) -> None:
+    """Leave every confirm dialog the turns opened for later (escape: nothing recorded)."""
+    while type(app.screen).__name__ == "ConfirmTurnModal":
+        await pilot.press("escape")
+        await pilot.pause()
+
+
 def screen_text(app: RouterConsole) -> str:
     """The screen as plain text lines (what a person sees), for layout assertions."""
     width, height = app.size

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_harness import make_app, make_config, screen_text, settle
+from app_harness import close_confirms, make_app, make_config, screen_text, settle
 
 LONG_A = "create_calendar_reminder_for_personal_tasks_with_recurring_rules"  # 64 characters
 LONG_B = "list_calendar_events_for_the_selected_day_or_week_with_attendees"
@@ -158,9 +158,7 @@ async def test_an_id_the_log_cuts_can_be_read_in_full_below_it(tmp_path: Path) -
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, "show my agenda")
-        if type(app.screen).__name__ == "ConfirmTurnModal":
-            await pilot.press("escape")  # later: nothing recorded
-            await pilot.pause()
+        await close_confirms(app, pilot)
         turn = app.session.turns[0]
         assert turn.decision is not None and turn.decision.choice == LONG_B
         app.workspace.set_label(0, LONG_A, "hand")
@@ -215,9 +213,7 @@ async def test_the_label_picker_keeps_its_option_in_sight_when_shrunk_and_says_w
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, AGENDA)
-        if type(app.screen).__name__ == "ConfirmTurnModal":
-            await pilot.press("escape")
-            await pilot.pause()
+        await close_confirms(app, pilot)
         app.workspace.set_label(0, "human_review", "hand")
         app.action_focus_log()
         await pilot.press("l")
@@ -256,9 +252,7 @@ async def test_switching_the_theme_redraws_every_row_in_the_new_theme(tmp_path: 
         await settle(app, pilot)
         await submit(app, pilot, AGENDA)
         await submit(app, pilot, REMINDER)
-        while type(app.screen).__name__ == "ConfirmTurnModal":
-            await pilot.press("escape")
-            await pilot.pause()
+        await close_confirms(app, pilot)
         log = app.log_table
         dark = log.get_visual_style("decision-log--row").rich_style.bgcolor
         assert row_background(log, 0) == dark
@@ -296,9 +290,7 @@ async def test_focus_on_a_detail_scroll_is_visible(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, AGENDA)
-        while type(app.screen).__name__ == "ConfirmTurnModal":
-            await pilot.press("escape")
-            await pilot.pause()
+        await close_confirms(app, pilot)
         primary = Color.parse(app.theme_variables["primary"])
         for scroll_id in ("turn-detail-scroll", "catalog-detail-scroll"):
             scroll = app.query_one(f"#{scroll_id}")
@@ -398,9 +390,7 @@ async def test_f10_and_palette_maximize_fill_the_screen_with_the_whole_pane(tmp_
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, AGENDA)
-        while type(app.screen).__name__ == "ConfirmTurnModal":
-            await pilot.press("escape")
-            await pilot.pause()
+        await close_confirms(app, pilot)
         app.action_focus_log()
         await run_palette(app, pilot, "Maximize")
         await pilot.pause()
@@ -444,9 +434,7 @@ async def test_the_detail_names_an_id_as_soon_as_a_narrower_log_cuts_it(tmp_path
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, AGENDA)
-        while type(app.screen).__name__ == "ConfirmTurnModal":
-            await pilot.press("escape")
-            await pilot.pause()
+        await close_confirms(app, pilot)
         assert app.session.turns[0].decision.choice == "list_events"
         assert "choice list_events" not in detail()  # the log shows it whole: no extra line
         await pilot.resize_terminal(60, 20)
