@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from . import tomlio
 from .catalog import Risk
@@ -187,6 +187,8 @@ class CalibrationResult(BaseModel):
     levels: list[LevelResult]
     thresholds: list[SuggestedThresholds]
     unavoidable_missed_reviews: int  # review-labelled turns routed to the none option or unresolved
+    # why the backend's embedding cache could not be written ("" when fine): a stderr warning, not JSON
+    cache_problem: str = Field(default="", exclude=True)
 
     def policy_update(self) -> dict[str, Any]:
         default = next(t for t in self.thresholds if t.risk == "default")
@@ -767,6 +769,7 @@ def calibrate(
         levels=levels,
         thresholds=suggested,
         unavoidable_missed_reviews=unavoidable,
+        cache_problem=router.backend.cache_problem(),
     )
 
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .errors import SessionError, UserError, did_you_mean
 from .policy import Action, Band
@@ -734,6 +734,8 @@ class EvalReport(BaseModel):
     per_tool_arguments: dict[str, ArgumentStats] = {}
     # turns with declined options ("not this", labelled or not) routed again to one of them
     not_this: Ratio = Ratio()
+    # why the backend's embedding cache could not be written ("" when fine): a stderr warning, not JSON
+    cache_problem: str = Field(default="", exclude=True)
 
     # flat numbers a --gate may test
     def gate_metrics(self) -> dict[str, float | None]:
@@ -1013,6 +1015,7 @@ def evaluate_router(
         results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
     )
     report.not_this = Ratio.of(repeats)
+    report.cache_problem = router.backend.cache_problem()
     return report
 
 

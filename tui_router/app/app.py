@@ -131,6 +131,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.router: Router | None = None
         self._injected_router = router
         self._router_error = ""
+        self._cache_warned = False  # the embedding cache's write problem: one notification per run
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
@@ -384,6 +385,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
         self.show_turn(self.log_table.selected_index)
+        if (problem := self.router.backend.cache_problem()) and not self._cache_warned:
+            # fails soft (vectors kept in memory); said once: a reload or backend switch would repeat it
+            self._cache_warned = True
+            self.notify(problem, title="Warning", severity="warning", timeout=20, markup=False)
         if old is not None and old is not self.router:
             note, self._config_note = self._config_note, ""
             self.notify(f"{note} Catalog {catalog.name}, backend {self.router.backend.name} ({self.router.backend.model}) in use.".strip(), markup=False)

@@ -61,6 +61,16 @@ def apply_args(config: Config, args: argparse.Namespace) -> Config:
     return config.model_copy(update=updates) if updates else config
 
 
+def warn_cache_problems(*problems: str) -> None:
+    """The embedding cache fails soft (vectors kept in memory, the results stand), so a command says
+    why on stderr, once however many routers it built: otherwise the next run embeds it all again
+    with no word why. The same sentence everywhere (route, eval, replay, calibrate, mcp-serve)."""
+    import sys
+
+    for problem in dict.fromkeys(p for p in problems if p):
+        print(f"tui-router: warning: {problem}", file=sys.stderr, flush=True)
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     try:

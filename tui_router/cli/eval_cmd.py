@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from .common import add_common, config_from_args, positive_int
+from .common import add_common, config_from_args, positive_int, warn_cache_problems
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -142,6 +142,7 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
             print(f"tui-router: warning: the thresholds were calibrated for '{fitted}'; this run uses '{used}'", file=sys.stderr)
     for report in reports:
         _warn_unresolved(report)
+    warn_cache_problems(*(r.cache_problem for r in reports))
     gate = check_gate(conditions, primary.gate_metrics()) if conditions else None
     sections = eval_sections(reports, errors=max(args.errors, 0))
     if args.json:
@@ -336,6 +337,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
             per_file.append((session, replay_session(router, session, {i for path, i in repeated if path == session.path})))
     finally:
         router.backend.close()
+    warn_cache_problems(router.backend.cache_problem())
     rows = [row for _, report in per_file for row in report.rows]
     total = replay_report(rows)
     metrics = total.gate_metrics()
@@ -402,6 +404,7 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         folds=args.folds,
         learn=not args.no_learn,
     )
+    warn_cache_problems(result.cache_problem)
     diff = _calibrate_what_if(args.cases, config, catalog, result)
     if not args.json:
         # the tables and the diff come before anything is written: a refusal to write (exit 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import add_common, config_from_args
+from .common import add_common, config_from_args, warn_cache_problems
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,4 +37,5 @@ def run_mcp_serve(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     folder = Path(args.sessions).expanduser() if args.sessions else config.sessions_path / "live"
     router = build_router(config)
+    warn_cache_problems(router.backend.cache_problem())  # before the ready line: the catalog was embedded at build
     return run_server(router, folder, http_port=args.http, max_bytes=args.max_bytes, record=not args.no_record)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import add_common, config_from_args
+from .common import add_common, config_from_args, warn_cache_problems
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(format_summary(decision))
-    if problem := router.backend.cache_problem():  # the embedding cache fails soft: the result stands
-        print(f"tui-router: warning: {problem}", file=sys.stderr)
+    warn_cache_problems(router.backend.cache_problem())
     if decision.band.value == "unresolved":
         # a failing or misbehaving backend: the decision is printed, and the exit code says so
         print(f"tui-router: unresolved: {decision.error}", file=sys.stderr)
