@@ -117,3 +117,63 @@ async def test_the_consoles_fallback_command_does_not_see_the_api_key(tmp_path, 
         record = app.session.turns[0].fallback
         assert record is not None and record.exit_code == 0, record
         assert record.output == "absent kept\n"
+
+
+# -- a short key (a placeholder for a local server) is redacted as a whole word ---------------------
+
+
+@pytest.mark.parametrize("key", ["e", "sk", "dev1", KEY])
+def test_short_and_normal_keys_are_redacted_and_the_rest_stays_readable(key, echo, tmp_path):
+    # A one-character key "e" was replaced everywhere: the model name read "j[redacted]v s[redacted]..."
+    # and the option ids in the reply's probabilities were rewritten too, so every answer was a
+    # choice outside the offered set (unresolved). Now a short key goes as a whole word only.
+    config = tmp_path / "tui-router.toml"
+    config.write_text(f'backend = "systemone"\n[systemone]\nbase_url = "{echo.base_url}"\napi_key_env = "TR_ECHO_KEY"\ntimeout = 10\n')
+    env = {"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache"), "TR_ECHO_KEY": key}
+    routed = tui_router("route", "--json", MESSAGE, env=env)
+    assert routed.returncode == 0, routed.stderr
+    decision = json.loads(routed.stdout)
+    assert decision["model"] == "jev served to Bearer [redacted]"
+    assert decision["band"] != "unresolved" and decision["choice"] in decision["probabilities"], decision
+    assert set(decision["probabilities"]) == {c["id"] for c in decision["candidates"]} | {"defer_to_llm"}
+    models = tui_router("models", "--json", env=env)
+    assert models.returncode == 0, models.stderr
+    [listed] = json.loads(models.stdout)
+    assert (listed["name"], listed["description"]) == ("echo Bearer [redacted]", "served to Bearer [redacted]")
+    for done in (routed, models):
+        assert f"Bearer {key}" not in done.stdout + done.stderr
+    if len(key) > 4:
+        assert key not in routed.stdout + models.stdout
+
+
+def test_the_redactor_replaces_a_short_key_as_a_word_and_a_long_one_everywhere() -> None:
+    from tui_router.decide.systemone.client import WHOLE_WORD_KEY_CHARS, redactor
+
+    short = redactor("e")
+    assert short("the server sent Bearer e.") == "the server sent Bearer [redacted]."
+    assert short('{"key": "e"} e') == '{"key": "[redacted]"} [redacted]'
+    assert short("send_sms e-mail e_1 been") == "send_sms e-mail e_1 been"  # part of a word: kept
+    assert redactor("dev1")("token=dev1&x=dev12") == "token=[redacted]&x=dev12"
+    long_key = "k" * WHOLE_WORD_KEY_CHARS
+    assert redactor(long_key)(f"x{long_key}y and {long_key}") == "x[redacted]y and [redacted]"  # a long key: every occurrence
+    assert redactor("")("unchanged") == "unchanged"
+    assert redactor("a.b")("a.b axb") == "[redacted] axb"  # the key is literal text, not a pattern
+
+
+def test_an_error_text_under_a_one_character_key_stays_readable(tmp_path):
+    from servers.scripted import ScriptedServer, Step
+
+    server = ScriptedServer()
+    server.script.extend(Step(401, {"detail": {"error_type": "unauthorized", "message": "key e is not valid"}}) for _ in range(5))
+    server.thread.start()
+    try:
+        config = tmp_path / "tui-router.toml"
+        config.write_text(f'backend = "systemone"\n[systemone]\nbase_url = "{server.base_url}"\napi_key_env = "TR_SHORT_KEY"\nprobe = false\n')
+        done = tui_router("route", MESSAGE, env={"TUI_ROUTER_CONFIG": str(config), "TR_SHORT_KEY": "e"})
+    finally:
+        server.server.shutdown()
+        server.server.server_close()
+    assert done.returncode == 1, done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("tui-router: unresolved:")]
+    assert "the server refused the API key in $TR_SHORT_KEY; check it" in line, line
+    assert "HTTP 401 unauthorized: key [redacted] is not valid" in line, line  # the echoed key, a word, is caught

@@ -161,6 +161,26 @@ def describe_error_body(body: bytes, content_type: str = "", clean: Callable[[An
     return "", _first_line(text)
 
 
+# Keys shorter than this are redacted as whole words only. A real API key is far longer; a short one
+# is a placeholder for a local server ("x", "test", "dev1"). Replacing every occurrence of it made
+# every error text and model name unreadable ("th[redacted] s[redacted]rv[redacted]r ...") and, for
+# a key that is part of an option id, turned valid answers into choices outside the offered set.
+# As a whole word (not next to a letter, digit, "_" or "-") an echoed "Bearer x" is still caught.
+# Refusing short keys was the other choice; it would break the local servers that accept any key.
+WHOLE_WORD_KEY_CHARS = 16
+
+
+def redactor(key: str) -> Callable[[str], str]:
+    """A function that replaces `key` in a text by "[redacted]": every occurrence of a long key, and
+    whole-word occurrences of a short one (WHOLE_WORD_KEY_CHARS)."""
+    if not key:
+        return lambda text: text
+    if len(key) >= WHOLE_WORD_KEY_CHARS:
+        return lambda text: text.replace(key, "[redacted]") if key in text else text
+    pattern = re.compile(r"(?<![\w-])" + re.escape(key) + r"(?![\w-])")
+    return lambda text: pattern.sub("[redacted]", text) if key in text else text
+
+
 def key_problem(key: str, env: str) -> str:
     """The one sentence for a key an HTTP header cannot carry (never quoting the key), or ""."""
     if all(" " <= ch <= "~" or ch == "\t" for ch in key):
@@ -208,10 +228,7 @@ class SystemOneClient:
         return key_problem(self._key(), self.cfg.api_key_env)
 
     def redact(self, text: str) -> str:
-        key = self._key()
-        if key and key in text:
-            text = text.replace(key, "[redacted]")
-        return text
+        return redactor(self._key())(text)
 
     def redact_data(self, data: Any) -> Any:
         """Every string (keys included) of a parsed reply with the key redacted: a server that
@@ -220,10 +237,11 @@ class SystemOneClient:
         key = self._key()
         if not key:
             return data
+        redact = redactor(key)
 
         def walk(value: Any) -> Any:
             if isinstance(value, str):
-                return value.replace(key, "[redacted]") if key in value else value
+                return redact(value)
             if isinstance(value, list):
                 return [walk(item) for item in value]
             if isinstance(value, dict):
