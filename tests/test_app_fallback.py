@@ -122,3 +122,28 @@ async def test_no_command_configured_says_how_to_configure_it(tmp_path: Path) ->
         assert "[fallback]" in note[0] and 'command = ["your-llm", "--flag"]' in note[0]
         assert str(tmp_path / "tui-router.toml") in note[0]
         assert app.session.turns[0].fallback is None
+
+
+async def test_a_cut_output_is_measured_in_bytes_as_its_cap_is(tmp_path: Path) -> None:
+    # The notification said "7 characters (truncated)" of an output cut at a cap counted in bytes
+    # ([fallback] output_cap); the session file said only `truncated = true`. Now every place says
+    # bytes, and the file keeps the cap the output was cut at.
+    section = fallback_section("upper.py") | {"output_cap": 10}
+    app = make_app(make_config(tmp_path, fallback=section))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)  # low band: fallback pending
+        await submit(app, pilot, "ü" * 100)
+        await pilot.press("escape", "f")
+        await settle(app, pilot)
+        fallback = app.session.turns[0].fallback
+        assert fallback is not None and fallback.output == "LLM: ÜÜ"  # 9 of the 10 bytes: half a Ü dropped
+        [note] = [n for n in notifications(app) if n.startswith("Fallback for turn 1:")]
+        assert note.endswith(" ms, 10 bytes of output, cut at the 10-byte output_cap"), note
+        assert "characters" not in note
+        assert "output cut at the 10-byte output_cap" in screen_text(app)  # the turn detail
+        record = saved_turns(app)[0]["fallback"]
+        assert (record["truncated"], record["output_cap"]) == (True, 10)
+        await pilot.press("enter")  # the whole output
+        await pilot.pause()
+        assert "output cut at the 10-byte output_cap" in screen_text(app)

@@ -94,13 +94,16 @@ async def test_output_cap_truncates_and_never_blocks() -> None:
     assert result.ok
     assert len(result.output) == 1000
     assert result.truncated
-    assert "(truncated)" in result.summary()
+    assert result.summary().endswith(" ms, 1,000 bytes of output, cut at the 1,000-byte output_cap")
 
 
 async def test_cap_never_splits_a_character() -> None:
     result = await run_fallback("ü" * 100, cmd("upper.py", cap=10))
     assert result.output == "LLM: ÜÜ"  # 5 + 2*2 bytes; the half of the third Ü is dropped
     assert result.truncated
+    # the cap counts bytes, and so does the summary: 7 characters shown, 10 bytes read (was "7 characters")
+    assert result.summary().endswith(" ms, 10 bytes of output, cut at the 10-byte output_cap")
+    assert result.to_record().output_cap == 10 and result.to_record().cut_note() == "output cut at the 10-byte output_cap"
 
 
 async def test_cancel_kills_the_command(tmp_path: Path) -> None:
@@ -131,7 +134,11 @@ async def test_large_message_on_stdin_and_env_is_capped() -> None:
 
 def test_summary_line() -> None:
     ok = FallbackResult(command=["x"], exit_code=0, output="abc", duration_ms=12.4)
-    assert ok.summary() == "exit 0 in 12 ms, 3 characters"
+    assert ok.summary() == "exit 0 in 12 ms, 3 bytes of output"
+    wide = FallbackResult(command=["x"], exit_code=0, output="日本", output_bytes=6, duration_ms=12.4)
+    assert wide.summary() == "exit 0 in 12 ms, 6 bytes of output"  # two characters, six bytes: the cap's unit
+    one = FallbackResult(command=["x"], exit_code=0, output="a", duration_ms=1)
+    assert one.summary() == "exit 0 in 1 ms, 1 byte of output"
 
 
 # -------------------------------------------------------------- process group and environment (issue 14)
@@ -231,7 +238,8 @@ def py(code: str, *, timeout: float = 10.0, cap: int = 65536) -> FallbackConfig:
 async def test_output_exactly_at_the_cap_is_whole_and_one_byte_more_is_truncated() -> None:
     exact = await run_fallback("", py("import sys; sys.stdout.write('x' * 1000)", cap=1000))
     assert (exact.output, exact.truncated) == ("x" * 1000, False)
-    assert exact.summary().endswith("1000 characters")
+    assert exact.summary().endswith(" ms, 1,000 bytes of output")
+    assert exact.to_record().output_cap is None  # not cut: the cap is not recorded
     # the extra byte arrives alone, after the cap is full: it still marks the output truncated
     late = await run_fallback(
         "", py("import sys, time; sys.stdout.write('x' * 1000); sys.stdout.flush(); time.sleep(0.3); sys.stdout.write('y')", cap=1000)
@@ -315,12 +323,14 @@ def test_env_message_cap_boundary_and_a_character_cut_in_half() -> None:
 
 def test_record_keeps_every_field() -> None:
     result = FallbackResult(
-        command=["llm"], exit_code=1, output="o", stderr="e", error="boom", duration_ms=12.345, truncated=True, at="2026-11-30T10:04:20Z"
+        command=["llm"], exit_code=1, output="o", stderr="e", error="boom", duration_ms=12.345, truncated=True, output_cap=1,
+        at="2026-11-30T10:04:20Z",
     )
     record = result.to_record()
     assert record.model_dump() == {
         "command": ["llm"], "exit_code": 1, "output": "o", "stderr": "e", "error": "boom",
-        "duration_ms": 12.3, "truncated": True, "at": "2026-11-30T10:04:20Z",
+        "duration_ms": 12.3, "truncated": True, "output_cap": 1, "at": "2026-11-30T10:04:20Z",
     }
-    truncated = FallbackResult(command=["x"], exit_code=0, output="abc", duration_ms=12.4, truncated=True)
-    assert truncated.summary() == "exit 0 in 12 ms, 3 characters (truncated)"
+    truncated = FallbackResult(command=["x"], exit_code=0, output="abc", duration_ms=12.4, truncated=True, output_cap=3)
+    assert truncated.summary() == "exit 0 in 12 ms, 3 bytes of output, cut at the 3-byte output_cap"
+    assert truncated.to_record().output_cap == 3

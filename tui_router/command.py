@@ -39,6 +39,7 @@ class CommandRun(BaseModel):
     exit_code: int | None = None
     output: str = ""
     stderr: str = ""
+    output_bytes: int = 0  # the stdout bytes kept (at most the cap; the cap is in bytes, not characters)
     output_truncated: bool = False
     stderr_truncated: bool = False
     duration_ms: float = 0.0
@@ -224,6 +225,7 @@ async def run_command(
         exit_code=None if timed_out else process.returncode,
         output=out.text(),
         stderr=err.text(),
+        output_bytes=len(out.data),
         output_truncated=out.truncated,
         stderr_truncated=err.truncated,
         timed_out=timed_out,

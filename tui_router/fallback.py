@@ -40,7 +40,9 @@ class FallbackResult(BaseModel):
     stderr: str = ""
     error: str = ""
     duration_ms: float = 0.0
+    output_bytes: int = 0  # stdout bytes kept: `output_cap` counts bytes, so the summary does too
     truncated: bool = False
+    output_cap: int | None = None  # the cap in bytes, set when the output was cut at it
     at: str | None = None
 
     @property
@@ -56,6 +58,7 @@ class FallbackResult(BaseModel):
             error=self.error,
             duration_ms=round(self.duration_ms, 1),
             truncated=self.truncated,
+            output_cap=self.output_cap if self.truncated else None,
             at=self.at,
         )
 
@@ -63,8 +66,17 @@ class FallbackResult(BaseModel):
         """One line a person reads in a notification."""
         if self.error:
             return self.error
-        size = f"{len(self.output)} characters" + (" (truncated)" if self.truncated else "")
-        return f"exit {self.exit_code} in {self.duration_ms:.0f} ms, {size}"
+        kept = self.output_bytes or len(self.output.encode("utf-8", "replace"))  # a result made by hand: its text
+        return f"exit {self.exit_code} in {self.duration_ms:.0f} ms, {output_size(kept, self.truncated, self.output_cap)}"
+
+
+def output_size(kept: int, truncated: bool, cap: int | None) -> str:
+    """The output's size in the cap's unit (bytes: `[fallback] output_cap`), and where it was cut."""
+    size = f"{kept:,} byte{'' if kept == 1 else 's'} of output"
+    if truncated:
+        size += f", cut at the {cap:,}-byte output_cap" if cap else ", cut at the output_cap"
+    return size
+
 
 
 def message_env(message: str, secret_env: Iterable[str] = ()) -> dict[str, str]:
@@ -121,5 +133,7 @@ async def run_fallback(
         output=run.output,
         stderr=run.stderr,
         error=run.error("fallback command"),
+        output_bytes=run.output_bytes,
         truncated=run.output_truncated,
+        output_cap=config.output_cap if run.output_truncated else None,
     )

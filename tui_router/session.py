@@ -106,7 +106,15 @@ class FallbackRecord(_Record):
     error: str = ""
     duration_ms: float | None = None
     truncated: bool = False
+    output_cap: int | None = None  # with truncated: the cap the output was cut at, in bytes
     at: Stamp | None = None
+
+    def cut_note(self) -> str:
+        """What the console shows beside output that was cut ("" when it was not); a file written
+        before `output_cap` was recorded gets the cap's name and unit without the number."""
+        if not self.truncated:
+            return ""
+        return f"output cut at the {self.output_cap:,}-byte output_cap" if self.output_cap else "output cut at the output_cap (bytes)"
 
 
 class ArgumentsRecord(_Record):

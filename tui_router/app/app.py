@@ -1431,7 +1431,7 @@ def turn_detail(turn: Turn, running: tuple[float, str] | None = None, id_room: t
         if fb.duration_ms is not None:
             head += f" · {fb.duration_ms:.0f} ms"
         if fb.truncated:
-            head += " · output truncated"
+            head += f" · {fb.cut_note()}"
         parts.append(Content.styled(head, "bold" if not fb.error else "bold $error"))
         if fb.error:
             parts.append(Content.styled(visible(fb.error), "$error"))

@@ -27,7 +27,7 @@ class FallbackOutputScreen(ModalScreen[None]):
         if r.duration_ms is not None:
             head += f" · {r.duration_ms:.0f} ms"
         if r.truncated:
-            head += " · output cut at the configured cap"
+            head += f" · {r.cut_note()}"
         with Vertical(id="output-dialog") as dialog:
             dialog.border_title = f"Fallback output, turn {self.index + 1}"
             dialog.border_subtitle = "escape: close"
