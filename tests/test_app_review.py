@@ -252,3 +252,21 @@ async def test_console_labels_record_hand_and_the_reviewer(tmp_path: Path) -> No
         await keys(app, pilot, "x")
         saved = tomllib.loads(app.session.path.read_text())["turns"][0]
         assert not {"label", "label_source", "reviewer"} & set(saved)
+
+
+async def test_a_copied_session_is_queued_once_and_the_console_says_which_files(tmp_path: Path) -> None:
+    # a.toml's turns have no `at`: its copy put each unlabelled turn in the queue twice
+    config = make_config(tmp_path)
+    a, b = two_files(tmp_path)
+    copy = tmp_path / "a-copy.toml"
+    copy.write_bytes(a.read_bytes())
+    app = make_app(config, review=Review.of_files([tmp_path], reviewer="dana"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        assert len(screen.review.entries) == 5  # a1 and a2 once (from the copy, read first), b1, b2, b3: not 7
+        assert {e.file.name for e in screen.review.entries} == {"a-copy.toml", "b.toml"}
+        assert [n for n in notifications(app) if "holds the same turns" in n] == [
+            f"{a} holds the same turns as {copy} (the same messages and labels, in the same order): they count once, from {copy}."
+        ]

@@ -185,3 +185,51 @@ def test_eval_replay_calibrate_never_import_textual(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("ok 0 0")
+
+
+def test_a_case_file_copied_under_another_name_counts_once_with_one_note(tmp_path, capsys):
+    # demo-bench's turns have no `at`: a copy of it in the same folder doubled n (60) in eval and
+    # replay; now the copy counts once and one stderr line names both files.
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    text = BENCH.read_text(encoding="utf-8")
+    (cases / "bench.toml").write_text(text, encoding="utf-8")
+    (cases / "bench-backup.toml").write_text(text, encoding="utf-8")
+    original, copy = cases / "bench-backup.toml", cases / "bench.toml"  # read in name order
+    note = f"tui-router: note: {copy} holds the same turns as {original} (the same messages and labels, in the same order): they count once, from {original}"
+
+    assert main(["eval", str(cases), "--backend", "local", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["n"] == 30
+    assert [line for line in err.splitlines() if "note:" in line] == [note]
+
+    assert main(["replay", "--headless", str(cases), "--backend", "local", "--json", "--catalog", "demo"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["turns"] == 30
+    assert [line for line in err.splitlines() if "note:" in line] == [note]
+
+    # calibrate counts them once too: 30, not the 60 it would have fitted thresholds on
+    assert main(["calibrate", str(cases), "--backend", "local", "--json", "--no-learn"]) == 2
+    assert "needs at least 50 labelled turns to suggest thresholds; found 30 in" in capsys.readouterr().err
+    head, *turns = text.split("\n[[turns]]\n")
+    again = [t.replace('message = "', 'message = "Again: ', 1) for t in turns]
+    doubled = "\n[[turns]]\n".join([head, *turns, *again]) + "\n"
+    (cases / "bench.toml").write_text(doubled, encoding="utf-8")
+    (cases / "bench-backup.toml").write_text(doubled, encoding="utf-8")
+    assert main(["calibrate", str(cases), "--backend", "local", "--json", "--no-learn"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["n"] == 60
+    assert [line for line in err.splitlines() if "note:" in line] == [note]
+
+
+def test_a_file_sharing_some_turns_of_another_keeps_counting_them(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    text = BENCH.read_text(encoding="utf-8")
+    (cases / "bench.toml").write_text(text, encoding="utf-8")
+    first_turns = text.split("\n[[turns]]\n")[:6]  # the header and five of its turns
+    (cases / "part.toml").write_text("\n[[turns]]\n".join(first_turns) + "\n", encoding="utf-8")
+    assert main(["eval", str(cases), "--backend", "local", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["n"] == 35
+    assert "note:" not in err

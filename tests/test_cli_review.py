@@ -236,3 +236,22 @@ def test_eval_does_not_count_a_declined_option_that_was_labelled_afterwards(tmp_
     out = json.loads(capsys.readouterr().out)
     assert out["turns"][0]["correct"] is True
     assert out["not_this"] == {"turns": 1, "repeats": 0}
+
+
+def test_a_session_copied_under_another_name_is_queued_once_with_a_note(folder, capsys):
+    # one.toml's turns have no `at`: its copy queued each unlabelled turn twice
+    copy = folder / "one-copy.toml"
+    copy.write_bytes((folder / "one.toml").read_bytes())
+    assert main(["queue", str(folder), "--json"]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert data["total"] == 3
+    assert {Path(e["file"]).name for e in data["queue"]} == {"one-copy.toml", "two.toml"}  # the first read counts
+    assert err.splitlines() == [
+        f"tui-router: note: {folder / 'one.toml'} holds the same turns as {copy} (the same messages and labels, in the same order): "
+        f"they count once, from {copy}"
+    ]
+    assert main(["replay", "--headless", str(folder), "--what-if", "high=0.5,medium=0.2", "--json", "--catalog", "demo"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["turns"] == 4  # three decided turns in one.toml, one in two.toml: not seven
+    assert err.count("tui-router: note:") == 1

@@ -241,3 +241,38 @@ def test_a_rewrite_keeps_the_files_mode(tmp_path: Path, mode: int) -> None:
     path.chmod(mode)
     atomic_write_text(path, "high = 0.9\n")
     assert stat.S_IMODE(path.stat().st_mode) == mode and path.read_text(encoding="utf-8") == "high = 0.9\n"
+
+
+_UNTIMED = '\n[[turns]]\nmessage = "{m}"\nlabel = "{label}"\n'
+_BENCH = _UNTIMED.format(m="text Jordan", label="send_sms") + _UNTIMED.format(m="page the on-call", label="page_oncall")
+
+
+def test_a_hand_written_file_copied_under_another_name_counts_once(tmp_path: Path) -> None:
+    # Hand-written turns have no `at`, so no turn of a copy was matched and eval, queue, review and
+    # replay counted every one twice. A file whose whole turn list is another's now counts once.
+    from tui_router.session import copied_files, copy_notes, repeated_turns
+
+    sessions = _copy_files(tmp_path, {"cases.toml": _HEAD.format(id="c") + _BENCH, "cases-copy.toml": _HEAD.format(id="c2") + _BENCH})
+    copy, original = tmp_path / "cases.toml", tmp_path / "cases-copy.toml"  # sorted: cases-copy.toml is read first
+    assert copied_files(sessions) == [(copy, original)]
+    assert repeated_turns(sessions) == {(copy, 0), (copy, 1)}
+    assert copy_notes(sessions) == [
+        f"{copy} holds the same turns as {original} (the same messages and labels, in the same order): they count once, from {original}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        _UNTIMED.format(m="text Jordan", label="send_sms"),  # a share of the turns: both count (a bench may repeat)
+        _UNTIMED.format(m="text Jordan", label="send_email") + _UNTIMED.format(m="page the on-call", label="page_oncall"),  # a label differs
+        _UNTIMED.format(m="page the on-call", label="page_oncall") + _UNTIMED.format(m="text Jordan", label="send_sms"),  # another order
+        _BENCH + _UNTIMED.format(m="text Jordan", label="send_sms"),  # one turn more
+    ],
+)
+def test_files_that_merely_share_turns_keep_counting_them(tmp_path: Path, other: str) -> None:
+    from tui_router.session import copied_files, copy_notes, repeated_turns
+
+    sessions = _copy_files(tmp_path, {"a.toml": _HEAD.format(id="a") + _BENCH, "b.toml": _HEAD.format(id="b") + other})
+    assert copied_files(sessions) == [] and copy_notes(sessions) == []
+    assert repeated_turns(sessions) == set()

@@ -40,6 +40,7 @@ from .decide.base import Answer, argmax, softmax
 from .errors import ConfigError, UserError
 from .evaluate import LabelledCase, Ratio, check_cases, load_cases, teach_local_backend
 from .policy import Band, band_answer
+from .session import copy_notes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -189,6 +190,8 @@ class CalibrationResult(BaseModel):
     unavoidable_missed_reviews: int  # review-labelled turns routed to the none option or unresolved
     # why the backend's embedding cache could not be written ("" when fine): a stderr warning, not JSON
     cache_problem: str = Field(default="", exclude=True)
+    # files whose whole turn list another file holds (session.copy_notes): one stderr line each
+    copies: list[str] = Field(default=[], exclude=True)
 
     def policy_update(self) -> dict[str, Any]:
         default = next(t for t in self.thresholds if t.risk == "default")
@@ -770,6 +773,7 @@ def calibrate(
         thresholds=suggested,
         unavoidable_missed_reviews=unavoidable,
         cache_problem=router.backend.cache_problem(),
+        copies=copy_notes(sessions),
     )
 
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from .errors import SessionError, UserError, did_you_mean
 from .policy import Action, Band
 from .route import Decision
-from .session import Session, Turn, iter_session_files, load_session, repeated_turns
+from .session import Session, Turn, copy_notes, iter_session_files, load_session, repeated_turns
 
 if TYPE_CHECKING:
     from .catalog import Catalog, Tool
@@ -736,6 +736,8 @@ class EvalReport(BaseModel):
     not_this: Ratio = Ratio()
     # why the backend's embedding cache could not be written ("" when fine): a stderr warning, not JSON
     cache_problem: str = Field(default="", exclude=True)
+    # files whose whole turn list another file holds (session.copy_notes): one stderr line each
+    copies: list[str] = Field(default=[], exclude=True)
 
     # flat numbers a --gate may test
     def gate_metrics(self) -> dict[str, float | None]:
@@ -1047,9 +1049,11 @@ def run_eval(
             f"no labelled turns{only} in {', '.join(str(s.path) for s in sessions)} (a labelled turn has label = \"<option id>\")"
         )
     router = build_router(config, catalog, backend)
-    return evaluate_router(
+    report = evaluate_router(
         router, cases, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
     )
+    report.copies = copy_notes(sessions)
+    return report
 
 
 # ---------------------------------------------------------------------------------------------

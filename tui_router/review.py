@@ -26,6 +26,7 @@ from .session import (
     LabelSource,
     Session,
     Turn,
+    copy_notes,
     dumps_session,
     is_live_file,
     iter_session_files,
@@ -204,6 +205,7 @@ class Review:
         self.own = own
         self.sessions = {s.path: s for s in sessions if s.path is not None}
         self.entries = build_queue(self.sessions.values(), limit)
+        self.copies = copy_notes(list(self.sessions.values()))  # the console says them, one notification each
         self.reviewer = reviewer
         self.position = 0
         self.history: list[LabelEdit] = []

@@ -16,6 +16,7 @@ import secrets
 import stat
 import tempfile
 import tomllib
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -473,6 +474,33 @@ def is_live_file(path: str | Path) -> bool:
     return _is_live_head(name, path.stem, head)
 
 
+def copied_files(sessions: Sequence[Session]) -> list[tuple[Path, Path]]:
+    """(copy, original) for each file whose whole turn list is the same as an earlier file's: the
+    same messages, labels, acceptable options and times, in the same order (a hand-written eval file
+    copied under another name). Its turns without a time count once, from the original; files that
+    merely share some turns keep counting them (a bench may repeat a message on purpose)."""
+    first: dict[tuple, Path] = {}
+    pairs: list[tuple[Path, Path]] = []
+    for session in sessions:
+        if not session.turns:
+            continue
+        path = session.path or Path(session.id)
+        key = tuple((t.message, t.label, tuple(t.acceptable), t.at) for t in session.turns)
+        original = first.setdefault(key, path)
+        if original != path and any(t.at is None for t in session.turns):
+            pairs.append((path, original))  # turns with a time are matched one by one (below)
+    return pairs
+
+
+def copy_notes(sessions: Sequence[Session]) -> list[str]:
+    """One sentence per copied file (copied_files), for stderr or a notification."""
+    return [
+        f"{copy} holds the same turns as {original} (the same messages and labels, in the same order): "
+        f"they count once, from {original}"
+        for copy, original in copied_files(sessions)
+    ]
+
+
 def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:
     """(file, index) of the turns a set of session files holds twice, to be left out.
 
@@ -482,7 +510,8 @@ def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:
     copied under another name (a backup, a colleague's copy) holds every turn again. Each such turn
     counts once, from the copy that carries a label if one does (the first in file order), else from
     a file that is not live (labels go there). A live file's turn labelled while no copy is (an older
-    version wrote review labels into live files) is the one kept, so no label is lost."""
+    version wrote review labels into live files) is the one kept, so no label is lost. A file whose
+    whole turn list is another's (copied_files) counts once, its turns without a time included."""
     groups: dict[tuple[str, str, int], list[tuple[bool, Path, int, Turn]]] = {}
     for session in sessions:
         path = session.path or Path(session.id)
@@ -500,5 +529,8 @@ def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:
         # labelled first, then not live, then file order (sorted() is stable)
         keep = sorted(members, key=lambda m: (not m[3].label, m[0]))[0]
         repeated.update((path, index) for _, path, index, _ in members if (path, index) != (keep[1], keep[2]))
+    for copy, _ in copied_files(sessions):  # a whole file copied: its turns without a time too
+        turns = next(s.turns for s in sessions if (s.path or Path(s.id)) == copy)
+        repeated.update((copy, index) for index, turn in enumerate(turns) if turn.at is None)
     return repeated
 

@@ -71,6 +71,14 @@ def warn_cache_problems(*problems: str) -> None:
         print(f"tui-router: warning: {problem}", file=sys.stderr, flush=True)
 
 
+def note_copies(notes: list[str]) -> None:
+    """One stderr line per session file that repeats another's whole turn list (session.copy_notes)."""
+    import sys
+
+    for note in notes:
+        print(f"tui-router: note: {note}", file=sys.stderr, flush=True)
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     try:

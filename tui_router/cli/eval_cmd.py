@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from .common import add_common, config_from_args, positive_int, warn_cache_problems
+from .common import add_common, config_from_args, note_copies, positive_int, warn_cache_problems
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -143,6 +143,7 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     for report in reports:
         _warn_unresolved(report)
     warn_cache_problems(*(r.cache_problem for r in reports))
+    note_copies(primary.copies)  # the comparison read the same files
     gate = check_gate(conditions, primary.gate_metrics()) if conditions else None
     sections = eval_sections(reports, errors=max(args.errors, 0))
     if args.json:
@@ -288,6 +289,7 @@ def _what_if(args: argparse.Namespace, config) -> int:
     from ..decide import backend_class
     from ..review import load_sessions, parse_what_if, what_if
     from ..route import with_backend_thresholds
+    from ..session import copy_notes
 
     # "now" is what the router would use: the backend's fitted thresholds when the config sets none
     # (semantic, the default: 0.90, not the seeds' 0.75), as the console's what-if and replay show
@@ -296,6 +298,7 @@ def _what_if(args: argparse.Namespace, config) -> int:
     sessions = load_sessions(args.sessions)
     catalog = _catalog(config)
     _check_replayable(sessions, catalog)  # the risks that decide an action come from this catalog
+    note_copies(copy_notes(sessions))
     report = what_if(sessions, config.policy, after, catalog)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
@@ -319,7 +322,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     )
     from ..report import print_sections, replay_sections
     from ..route import build_router
-    from ..session import iter_session_files, load_session, repeated_turns
+    from ..session import copy_notes, iter_session_files, load_session, repeated_turns
 
     known = [*REPLAY_GATE_METRICS, *(m for m in EVAL_GATE_METRICS if m not in REPLAY_GATE_METRICS)]
     conditions = parse_gate(args.gate, known) if args.gate is not None else None
@@ -329,6 +332,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
         raise SessionError(f"no turns to replay in {', '.join(str(f) for f in files) or ', '.join(args.sessions)}")
     catalog = _catalog(config)
     _check_replayable(sessions, catalog)
+    note_copies(copy_notes(sessions))
     router = build_router(config, catalog)
     repeated = repeated_turns(sessions)  # a followed live file's turns are replayed once, from the copy
     per_file = []
@@ -405,6 +409,7 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         learn=not args.no_learn,
     )
     warn_cache_problems(result.cache_problem)
+    note_copies(result.copies)
     diff = _calibrate_what_if(args.cases, config, catalog, result)
     if not args.json:
         # the tables and the diff come before anything is written: a refusal to write (exit 2)

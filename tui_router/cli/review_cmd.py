@@ -8,7 +8,7 @@ import json
 import shutil
 import sys
 
-from .common import add_common, config_from_args, positive_int
+from .common import add_common, config_from_args, note_copies, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,9 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_queue(args: argparse.Namespace) -> int:
     from ..review import build_queue, load_sessions
+    from ..session import copy_notes
 
     config_from_args(args)  # a bad --config is reported like everywhere else
     sessions = load_sessions(args.sessions)
+    note_copies(copy_notes(sessions))
     queue = build_queue(sessions, args.limit)
     total = len(build_queue(sessions)) if args.limit else len(queue)
     if args.json:

@@ -167,6 +167,8 @@ class ReviewScreen(Screen[None]):
         self.table.rebuild()
         self.table.focus()
         self.show_current()
+        for note in self.review.copies:  # a file copied under another name: its turns are queued once
+            self.notify(f"{note}.", timeout=12, markup=False)
         if not self.review.entries:
             self.notify(self.empty_note(), markup=False)
 
