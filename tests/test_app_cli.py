@@ -31,7 +31,7 @@ def test_open_a_corrupt_file_is_one_clear_line_and_exit_2(tmp_path: Path) -> Non
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith(f"tui-router: {corrupt}: corrupt session file, not valid TOML")
+    assert lines[0].startswith(f"tui-router: {corrupt}:3: corrupt session file, not valid TOML: Expected ']]' at the end of an array declaration")
     assert "left untouched" in lines[0]
     assert "Traceback" not in result.stderr
     assert corrupt.read_bytes() == original

@@ -75,7 +75,7 @@ def test_unknown_risk(tmp_path: Path) -> None:
 def test_none_option_with_a_trailing_newline_is_refused(tmp_path: Path) -> None:
     # re's `$` also matches before a final newline: the id check must match the whole string.
     lines = problems_for(tmp_path, {"name": "x", "none_option": "nope\n", "tools": [GOOD_TOOL]})
-    assert lines == [f"{tmp_path / 'cat.toml'}: none_option 'nope\\n' is not a valid option id"]
+    assert lines == [f"{tmp_path / 'cat.toml'}:2: none_option 'nope\\n' is not a valid option id (e.g. 'nope')"]
 
 
 def test_none_option_collision(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_none_option_collision(tmp_path: Path) -> None:
 
 def test_schema_not_a_table(tmp_path: Path) -> None:
     lines = problems_for(tmp_path, {"name": "x", "tools": [{**GOOD_TOOL, "schema": "object"}]})
-    assert lines == [f"{tmp_path / 'cat.toml'}: tools[0] (id 'send_sms'): field 'schema' must be a table (a JSON Schema object)"]
+    assert lines == [f"{tmp_path / 'cat.toml'}:6: tools[0] (id 'send_sms'): field 'schema' must be a table (a JSON Schema object)"]
 
 
 def test_empty_catalog(tmp_path: Path) -> None:
@@ -117,14 +117,14 @@ def test_unknown_name_lists_bundled() -> None:
 
 def test_misspelt_field_is_an_error_with_hint(tmp_path: Path) -> None:
     lines = problems_for(tmp_path, {"name": "x", "tools": [{**GOOD_TOOL, "keywrds": ["a"]}]})
-    assert lines == [f"{tmp_path / 'cat.toml'}: tools[0] (id 'send_sms'): unknown field 'keywrds' (did you mean 'keywords'?)"]
+    assert lines == [f"{tmp_path / 'cat.toml'}:6: tools[0] (id 'send_sms'): unknown field 'keywrds' (did you mean 'keywords'?)"]
 
 
 def test_every_problem_reported_at_once(tmp_path: Path) -> None:
     data = {"name": "x", "tools": [{"id": "Bad"}, {**GOOD_TOOL, "risk": "nope"}, GOOD_TOOL]}
     lines = problems_for(tmp_path, data)
     # bad id + missing when_to_use, bad risk, and the third tool repeats the (invalid) second's id
-    assert len(lines) == 4 and lines[-1].endswith("tools[2] (id 'send_sms'): field 'id' duplicates tools[1]")
+    assert len(lines) == 4 and lines[-1].endswith(":12: tools[2] (id 'send_sms'): field 'id' duplicates tools[1] (line 7)")
 
 
 def test_unrelated_extra_field_is_a_warning(tmp_path: Path) -> None:

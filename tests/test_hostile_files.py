@@ -143,7 +143,7 @@ def test_non_string_description_is_an_error_not_a_string(tmp_path):
 
     with pytest.raises(CatalogError) as caught:
         load_catalog(path)
-    assert caught.value.lines() == [f"{path}: 'description' must be a string"]
+    assert caught.value.lines() == [f"{path}:2: 'description' must be a string"]
 
 
 @pytest.mark.parametrize(

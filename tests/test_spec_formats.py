@@ -45,7 +45,7 @@ def test_an_id_of_64_characters_is_valid_and_65_is_refused_by_catalog_validate(t
     result = tui_router("catalog", "validate", str(bad), env=hermetic(tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     # file, index and id, field: one line for the one problem
-    assert f"bad.toml: tools[1] (id '{long_id}'): field 'id'" in result.stderr
+    assert f"bad.toml:8: tools[1] (id '{long_id}'): field 'id'" in result.stderr
     assert "at most 64 characters" in result.stderr
 
 
@@ -227,10 +227,12 @@ def test_catalog_validate_lists_each_schema_that_is_not_json_schema(tmp_path: Pa
     result = tui_router("catalog", "validate", str(path), env=hermetic(tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
-    assert lines[0] == f"tui-router: {path}: tools[0] (id 'a'): field 'schema' is not valid JSON Schema: 'objekt' is not valid under any of the given schemas"
-    assert lines[1] == f"tui-router: {path}: tools[1] (id 'b'): field 'schema' is not valid JSON Schema: 'to' is not of type 'array'"
-    assert lines[2] == f"tui-router: warning: {path}: tools[0] (id 'a'): unknown field 'owner'"
-    assert len(lines) == 3 and path.read_bytes() == before
+    # file:line first (the line of each tool's [tools.schema] table), as compilers write it
+    assert lines[0] == f"tui-router: {path}:8: tools[0] (id 'a'): field 'schema' is not valid JSON Schema: 'objekt' is not valid under any of the given schemas"
+    assert lines[1] == f"tui-router: {path}:15: tools[1] (id 'b'): field 'schema' is not valid JSON Schema: 'to' is not of type 'array'"
+    assert lines[2] == f"tui-router: warning: {path}:6: tools[0] (id 'a'): unknown field 'owner'"
+    # and the author's advice, which never blocks: this catalog has no escalation option
+    assert len(lines) == 4 and lines[3].startswith(f"tui-router: warning: {path}: no escalation option") and path.read_bytes() == before
     fixed = write_catalog(tmp_path / "fixed.toml", [{"id": "c", "when_to_use": "C.", "schema": {"type": "object"}}])
     assert tui_router("catalog", "validate", str(fixed), env=hermetic(tmp_path)).returncode == 0
 
@@ -401,4 +403,4 @@ def test_an_unrelated_tool_field_is_a_warning_not_a_typo(tmp_path: Path, key: st
     path = write_catalog(tmp_path / "c.toml", [{"id": "a", "when_to_use": "A.", key: "x"}], options="x")
     catalog = load_catalog(path)
     assert catalog.get("a").input_schema is None
-    assert catalog.warnings == (f"{path}: unknown top-level key 'options'", f"{path}: tools[0] (id 'a'): unknown field '{key}'")
+    assert catalog.warnings == (f"{path}:2: unknown top-level key 'options'", f"{path}: tools[0] (id 'a'): unknown field '{key}'")  # inline tools: no line

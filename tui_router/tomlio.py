@@ -180,6 +180,48 @@ def read_toml_file(path: Path, kind: str, error: type[UserError], *, untouched: 
     except UnicodeDecodeError:
         raise error(f"{path}: not a {kind} file (it is not UTF-8 text){tail}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: {'corrupt ' + kind + ' file, ' if untouched else ''}not valid TOML ({exc}){tail}") from None
+        line, what = toml_error(exc, raw.decode("utf-8", "replace"))
+        where = f"{path}:{line}" if line else str(path)
+        raise error(f"{where}: {'corrupt ' + kind + ' file, ' if untouched else ''}not valid TOML: {what}{tail}") from None
     except TOMLLimitError as exc:
         raise error(f"{path}: not a usable {kind} file ({exc}){tail}") from None
+
+
+_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$")
+_OPENS_ARRAY = re.compile(r"""^\s*[\w."'-]+\s*=\s*\[""")
+# tomllib's message (its start) -> what a person typing TOML by hand most likely did, and the fix
+_TOML_HINTS = (
+    ("Illegal character '\\n'", "a quoted text is not closed on this line (close the quote; text over several lines goes between \"\"\" and \"\"\")"),
+    ("Invalid value", 'a text value needs quotes (risk = "write"), a list brackets (keywords = ["a", "b"])'),
+    ("Cannot overwrite a value", "this key is already set in the same table (given twice?)"),
+    ("Cannot declare ('tools',) twice", "each tool starts with [[tools]], two brackets on each side"),
+    ("Cannot mutate immutable namespace ('tools',)", "each tool starts with [[tools]], two brackets on each side"),
+    ("Expected newline or end of document after a statement", "something follows the value on this line (a quote inside the text? write \\\" or use 'single quotes')"),
+    ("Unclosed array", "the list that opens on this line is not closed: add ]"),
+    ("Unescaped '\\'", "a backslash in a \"text\" starts an escape: write \\\\ or use 'single quotes'"),
+    ("Expected '=' after a key", "a key needs = and a value (key = \"value\")"),
+)
+
+
+def toml_error(exc: tomllib.TOMLDecodeError, text: str) -> tuple[int | None, str]:
+    """(line, sentence) for a TOML syntax error: tomllib's reason with its column, and a hint at the
+    likely slip. An array left open is reported "at end of document": the line where it opened."""
+    message = str(exc)
+    match = _AT.search(message)
+    reason = message[: match.start()] if match else message
+    line = int(match.group(1)) if match and match.group(1) else None
+    column = f" (column {match.group(2)})" if match and match.group(2) else ""
+    if reason.startswith("Unclosed array"):
+        # tomllib notices where the list should have ended (the next table, or the end): name the
+        # line where it opened, the one to fix
+        rows = text.splitlines()[: line or None]
+        opened = [n for n, row in enumerate(rows, 1) if _OPENS_ARRAY.match(row) and row.count("[") > row.count("]")]
+        if opened and opened[-1] != line:
+            line, column = opened[-1], ""
+    hint = next((h for start, h in _TOML_HINTS if reason.startswith(start)), "")
+    if reason.startswith("Unclosed array") and line and column:
+        row = text.splitlines()[line - 1] if line <= len(text.splitlines()) else ""
+        if row.count("[") <= row.count("]"):  # closed on its line: tomllib stopped at an item with no comma before it
+            hint = "the items of a list are separated by commas (one is missing)"
+    return line, reason + column + (f": {hint}" if hint else "")
+

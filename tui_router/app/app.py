@@ -80,6 +80,30 @@ LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer
 QUIT_BEFORE_DECISION = "the console quit before the decision arrived"
 
 
+
+# how often the console looks whether the catalog file was edited (one stat call)
+CATALOG_POLL_SECONDS = 1.0
+
+
+def catalog_file(config: Config) -> Path | None:
+    """The catalog file a config names (a bundled name resolved), None when there is none to read."""
+    from ..catalog import resolve_catalog_path
+
+    try:
+        return resolve_catalog_path(config.catalog_spec())
+    except UserError:
+        return None
+
+
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """(mtime in ns, size) of a file, None when it cannot be read: what tells an edit apart."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
 class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     """tui-router's console."""
 
@@ -132,6 +156,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._injected_router = router
         self._router_error = ""
         self._cache_warned = False  # the embedding cache's write problem: one notification per run
+        # the catalog file the router was last built from, and its (mtime, size) then: an edit on
+        # disk reloads it (_check_catalog_file); None: nothing to watch (a router given ready-made)
+        self._catalog_seen: tuple[Path, tuple[int, int] | None] | None = None
+        self._catalog_warned: tuple[str | None, tuple[str, ...]] | None = None  # warnings said for this catalog
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
@@ -206,6 +234,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.log_table.select(len(self.session.turns) - 1)
         self.show_turn(self.log_table.selected_index)
         self.query_one("#message", MessageInput).focus()
+        self.set_interval(CATALOG_POLL_SECONDS, self._check_catalog_file)  # an edit saved to the catalog reloads it
         if self._injected_router is not None:
             self.post_message(RouterReady(self._injected_router))
         else:
@@ -325,6 +354,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                     self.post_message(LoadProgress(done, total))
 
         previous = set_progress_hook(report)
+        if catalog is None:  # read from its file now: an edit after this point is a change to reload
+            path = catalog_file(config)
+            self._catalog_seen = (path, file_stamp(path)) if path is not None else None
         try:
             router = build_router(config, catalog=catalog)
             with lock:
@@ -385,6 +417,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
         self.show_turn(self.log_table.selected_index)
+        if catalog.warnings and self._catalog_warned != (catalog.path, catalog.warnings):
+            # an unknown field is ignored: say so once per catalog (a backend switch would repeat it)
+            self._catalog_warned = (catalog.path, catalog.warnings)
+            shown = list(catalog.warnings[:5]) + ([f"... and {len(catalog.warnings) - 5} more"] if len(catalog.warnings) > 5 else [])
+            self.notify("\n".join(shown), title="Catalog warnings", severity="warning", timeout=15, markup=False)
         if (problem := self.router.backend.cache_problem()) and not self._cache_warned:
             # fails soft (vectors kept in memory); said once: a reload or backend switch would repeat it
             self._cache_warned = True
@@ -1144,6 +1181,28 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     def action_reload_config(self) -> None:
         self.use_config_file(self.config.source)
 
+    def action_reload_catalog(self) -> None:
+        """Read the catalog file in use again (edited in another window); a broken edit leaves the
+        catalog as loaded in use, with the problems in a notification."""
+        self._config_note = "Catalog reloaded."
+        self._update_status(loading="reloading the catalog…")
+        self.load_router(self.config)
+
+    def _check_catalog_file(self) -> None:
+        """An edit saved to the catalog file reloads it (the router is rebuilt in a worker; a
+        broken file keeps the previous catalog and says why, file and line)."""
+        seen = self._catalog_seen
+        if seen is None or self.router is None:
+            return  # nothing loaded from a file yet, or the first load still running
+        path, stamp = seen
+        now = file_stamp(path)
+        if now is None or now == stamp:
+            return  # unchanged, or gone for a moment (an editor's save replaces the file)
+        self._catalog_seen = (path, now)
+        self._config_note = f"{display_path(path)} changed on disk: reloaded."
+        self._update_status(loading="reloading the catalog…")
+        self.load_router(self.config)
+
     def action_open_config(self) -> None:
         def chosen(value: str | None) -> None:
             path = self._path_from_prompt(value) if value else None
@@ -1387,6 +1446,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         for name in BACKEND_NAMES:
             yield SystemCommand(f"backend: use {name}", f"Route new turns with the {name} backend", lambda name=name: self.use_backend(name))
         yield SystemCommand("catalog: open file", "Route with another catalog file or bundled catalog", self.action_open_catalog)
+        yield SystemCommand("catalog: reload", "Read the catalog file in use again (an edit saved to it also reloads it by itself)", self.action_reload_catalog)
         yield SystemCommand("config: reload", "Re-read the config file (fallback command, thresholds, backend, catalog)", self.action_reload_config)
         yield SystemCommand("config: open file", "Use another config file", self.action_open_config)
         yield SystemCommand("policy: set thresholds", "Change the high and medium thresholds", self.action_set_thresholds)

@@ -18,31 +18,44 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     import sys
+    from pathlib import Path
 
+    from .. import tomlio
     from ..arguments import schema_problem
-    from ..catalog import load_catalog
+    from ..catalog import authoring_warnings, catalog_lines, load_catalog, located
     from ..errors import CatalogError
 
     catalog = load_catalog(args.path)
+    path = Path(catalog.path or args.path)
+    raw = tomlio.read_toml_file(path, "catalog", CatalogError).get("tools")  # `examples = []` is not `()` here
+    raw_tools = raw if isinstance(raw, list) else None
+    lines = catalog_lines(path, len(raw_tools) if raw_tools is not None else -1)
     # Checked here, not at every load: jsonschema is a heavy import and the console starts without it.
     # At run time the arguments step reports such a schema on every argument set it builds.
     problems = []
     for index, tool in enumerate(catalog.tools):
         if tool.input_schema and (problem := schema_problem(tool.input_schema)):
             shown = problem if len(problem) <= 300 else problem[:300] + "..."
-            problems.append(f"{catalog.path}: tools[{index}] (id {tool.id!r}): field 'schema' is not valid JSON Schema: {shown}")
+            line = lines.tool(index, "schema") if lines is not None else None
+            problems.append(located(str(path), line, f"tools[{index}] (id {tool.id!r}): field 'schema' is not valid JSON Schema: {shown}"))
+    # advice a person writing a catalog needs (near-duplicate tools, empty fields...): never blocks
+    advice = authoring_warnings(catalog, raw_tools, lines)
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         # the warnings too, as the loader does: fixing the errors should not reveal a second list
-        raise CatalogError(f"{catalog.path}: {len(problems)} {noun} in the catalog", problems + [f"warning: {w}" for w in catalog.warnings])
+        raise CatalogError(f"{catalog.path}: {len(problems)} {noun} in the catalog", problems + [f"warning: {w}" for w in catalog.warnings] + advice)
     for warning in catalog.warnings:
         print(f"tui-router: warning: {warning}", file=sys.stderr)
+    for warning in advice:
+        print(f"tui-router: {warning}", file=sys.stderr)
     cats = len(catalog.categories())
     escalation = len(catalog.escalation_ids)
     tools = len(catalog.tools) - escalation
+    warned = len(catalog.warnings) + len(advice)
     print(
         f"{catalog.path}: ok - catalog '{catalog.name}', {tools} tool{'' if tools == 1 else 's'}"
         f" + {escalation} escalation option{'' if escalation == 1 else 's'} in {cats} categor{'y' if cats == 1 else 'ies'},"
         f" none option '{catalog.none_option}'"
+        + (f"; {warned} warning{'' if warned == 1 else 's'} (on stderr), none blocking" if warned else "")
     )
     return 0

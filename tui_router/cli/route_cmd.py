@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
         print("tui-router: warning: the message was not valid UTF-8; the bad bytes were replaced with U+FFFD", file=sys.stderr)
     config = config_from_args(args)
     router = build_router(config)
+    for warning in router.catalog.warnings:  # an unknown field is ignored: said, as eval says it
+        print(f"tui-router: warning: {warning}", file=sys.stderr)
     try:
         decision = router.route(message)
         if args.args:
