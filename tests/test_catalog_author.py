@@ -296,3 +296,31 @@ def test_load_catalog_error_lines_come_from_the_file(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as caught:
         load_catalog(path)
     assert caught.value.lines() == [f"{path}:3: none_option 'None Fits' is not a valid option id (e.g. 'none_fits')"]
+
+
+def test_a_misspelt_table_name_points_at_its_header(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name = "x"\n[[tool]]\nid = "a"\nwhen_to_use = "A."\n')
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(path)
+    assert caught.value.lines() == [
+        f"{path}:2: unknown top-level key 'tool' (did you mean 'tools'?)",
+        f"{path}: the catalog has no tools (add [[tools]] tables)",
+    ]
+
+
+async def test_a_console_started_on_a_broken_catalog_loads_it_once_fixed(tmp_path: Path) -> None:
+    catalog = write(tmp_path, GOOD.replace('when_to_use = "Order pet food', 'when_to_use = "Order pet food\n'))
+    config = config_from_dict({"catalog": str(catalog), "backend": "local", "sessions_dir": str(tmp_path / "sessions")}, tmp_path / "tui-router.toml")
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        with contextlib.suppress(WorkerFailed):
+            await app.workers.wait_for_complete()
+        await settle(app, pilot)
+        assert app.router is None
+        assert any(n.startswith(f"{catalog}:14: not valid TOML: Illegal character") for n in notifications(app)), notifications(app)
+        catalog.write_text(GOOD, encoding="utf-8")  # fixed in the editor and saved
+        app._check_catalog_file()
+        await settle(app, pilot)
+        assert app.router is not None and "order_food" in app.router.catalog
+        await submit(app, pilot, "order some kibble")
+        assert app.session.turns[0].decision is not None and app.session.turns[0].decision.band != "unresolved"

@@ -182,9 +182,14 @@ class CatalogLines:
         return found or start + 1
 
     def top(self, key: str) -> int | None:
-        """The line of a top-level key (before the first table)."""
+        """The line of a top-level key (before the first table), or of the table it names
+        (`[[tool]]` for `tools`)."""
         stop = next((n for n, line in enumerate(self.lines) if _TABLE_HEADER.match(line)), len(self.lines))
-        return self._key_line(0, stop, key)
+        found = self._key_line(0, stop, key)
+        if found is None:
+            header = re.compile(rf"""^\s*\[\[?\s*(?:{re.escape(key)}|"{re.escape(key)}")\s*[\].]""")
+            found = next((n + 1 for n, line in enumerate(self.lines) if header.match(line)), None)
+        return found
 
 
 def located(source: str, line: int | None, text: str) -> str:

@@ -1192,8 +1192,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         """An edit saved to the catalog file reloads it (the router is rebuilt in a worker; a
         broken file keeps the previous catalog and says why, file and line)."""
         seen = self._catalog_seen
-        if seen is None or self.router is None:
-            return  # nothing loaded from a file yet, or the first load still running
+        if seen is None or (self.router is None and not self._router_error):
+            return  # nothing read from a file, or the first load still running (a failed one is watched: the fix loads)
         path, stamp = seen
         now = file_stamp(path)
         if now is None or now == stamp:
