@@ -324,3 +324,18 @@ async def test_a_console_started_on_a_broken_catalog_loads_it_once_fixed(tmp_pat
         assert app.router is not None and "order_food" in app.router.catalog
         await submit(app, pilot, "order some kibble")
         assert app.session.turns[0].decision is not None and app.session.turns[0].decision.band != "unresolved"
+
+
+def test_mcp_serve_says_a_catalogs_ignored_fields_before_it_is_ready(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    path = write(tmp_path, GOOD.replace('risk = "payment"', 'risk = "payment"\nowner = "shop team"'))
+    argv = [sys.executable, "-m", "tui_router", "mcp-serve", "--catalog", str(path), "--backend", "local", "--no-record"]
+    done = subprocess.run(argv, input="", capture_output=True, text=True, env={**os.environ, **env(tmp_path)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"tui-router: warning: {path}:17: tools[1] (id 'order_food'): unknown field 'owner'"
+    assert "MCP server ready" in lines[1]

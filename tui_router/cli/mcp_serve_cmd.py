@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .common import add_common, config_from_args, warn_cache_problems
@@ -37,5 +38,7 @@ def run_mcp_serve(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     folder = Path(args.sessions).expanduser() if args.sessions else config.sessions_path / "live"
     router = build_router(config)
+    for warning in router.catalog.warnings:  # an unknown field is ignored: said, as route and eval say it
+        print(f"tui-router: warning: {warning}", file=sys.stderr, flush=True)
     warn_cache_problems(router.backend.cache_problem())  # before the ready line: the catalog was embedded at build
     return run_server(router, folder, http_port=args.http, max_bytes=args.max_bytes, record=not args.no_record)
