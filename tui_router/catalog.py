@@ -441,6 +441,8 @@ def authoring_warnings(catalog: Catalog, raw_tools: list[Any] | None = None, lin
         )))
     found += _shared_examples(catalog)
     found += _near_duplicates(catalog, tokenize)
+    # in file order (tool by tool, the catalog-wide ones last): read top to bottom while fixing
+    found.sort(key=lambda f: len(catalog.tools) if f[0] is None else f[0])
     return [_locate(source, lines, f, "warning: ") for f in found]
 
 
