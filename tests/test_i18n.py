@@ -1,0 +1,255 @@
+"""Text from everywhere, at any width: an operator whose users, catalogs and tools speak other
+languages and scripts (CJK, Arabic, Hebrew, Thai, Devanagari, emoji sequences, combining marks,
+zero-width characters), on terminals of every size and encoding. One test per defect found."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from app_harness import make_app, make_config, settle, submit
+from cli_harness import tui_router
+from rich.cells import cell_len
+
+from tui_router.app.format import shorten, shorten_start
+from tui_router.session import Session, SessionInfo, Turn, TurnDecision, save_session
+from tui_router.textnorm import tokenize, words
+
+CJK = "请给乔丹发短信说部署完成了"
+FAMILY = "👨\u200d👩\u200d👧\u200d👦"  # one grapheme, two cells
+FLAGS = "🇯🇵🇰🇷🇮🇳🇮🇱🇹🇭🇸🇦"  # six flags: twelve regional indicators
+HINDI = "जॉर्डन को संदेश भेजो"  # Devanagari: vowel signs are combining marks (Mn, Mc)
+MIXED = f"{CJK} {FAMILY} {FLAGS} Café résumé שלום مرحبا ส่งข้อความ {HINDI}"
+
+
+def lone_regional_indicator(text: str) -> bool:
+    """A flag cut in half: an odd run of regional indicators."""
+    run = 0
+    for char in text + " ":
+        if "\U0001f1e6" <= char <= "\U0001f1ff":
+            run += 1
+        elif run % 2:
+            return True
+        else:
+            run = 0
+    return False
+
+
+# ---------------------------------------------------------------- cutting text to a width
+
+
+@pytest.mark.parametrize("width", range(2, 16))
+def test_shorten_never_cuts_a_flag_or_an_emoji_sequence_in_half(width: int) -> None:
+    for text in (f"xy{FLAGS}", f"ab {FAMILY}{FAMILY} cd ef", f"{FAMILY}x{FLAGS}", "e\u0301" * 20):
+        out = shorten(text, width)
+        assert cell_len(out) <= width
+        if cell_len(text) <= width:
+            assert out == text
+            continue
+        assert out.endswith("…")  # cut: the ellipsis says so
+        assert not lone_regional_indicator(out), out
+        assert "\u200d…" not in out and not out.startswith("\u0301")  # no dangling joiner or mark
+        kept = out[:-1]
+        assert text.startswith(kept)
+
+
+def test_shorten_keeps_a_whole_emoji_sequence_that_fits() -> None:
+    # per code point, the family (👨 2 cells, ZWJ, 👩 2 cells, ...) looked 8 cells wide and was dropped
+    assert shorten(f"ab {FAMILY} cd", 6) == f"ab {FAMILY}…"
+
+
+@pytest.mark.parametrize("width", range(7, 16))
+def test_shorten_start_never_cuts_a_flag_in_half(width: int) -> None:
+    out = shorten_start(f"{FLAGS}.toml", width)
+    assert cell_len(out) <= width and out.startswith("…") and out.endswith(".toml")
+    assert not lone_regional_indicator(out), out
+
+
+def test_report_cells_are_cut_by_terminal_cells() -> None:
+    # eval's Errors and replay's tables cut messages by characters: a CJK message was 120 cells wide
+    from tui_router.report import shorten as report_shorten
+
+    out = report_shorten(CJK * 10, 60)
+    assert cell_len(out) <= 60 and out.endswith("…") and out.startswith(CJK)
+
+
+# ---------------------------------------------------------------- tokenisation (retrieval)
+
+
+def test_devanagari_words_are_kept_whole() -> None:
+    # `\w` leaves out vowel signs: जॉर्डन was split into ज and रडन, संदेश into स, द, श
+    assert words(HINDI) == ["जॉरडन", "को", "संदेश", "भेजो"]  # the virama (a combining accent) is folded away
+
+
+def test_zero_width_characters_inside_a_word_do_not_split_it() -> None:
+    message = "te\u200bxt jor\u200cdan\u200d dep\ufeffloy ha\u00adndover no\u2060w"
+    assert words(message) == ["text", "jordan", "deploy", "handover", "now"]
+
+
+def test_an_emoji_variation_selector_is_no_word_and_thai_vowel_signs_stay_with_their_letter() -> None:
+    assert words("ship it ✈\ufe0f 🏳\ufe0f\u200d🌈") == ["ship", "it"]
+    # ถึง: the vowel sign U+0E36 split the word and was lost (tokens ถ, ง); now it stays on its letter
+    assert tokenize("ถึง") == ["ถึ", "ง", "ถึง"]
+
+
+def test_retrieval_finds_a_tool_through_hindi_words_and_through_zero_width_characters() -> None:
+    from tui_router.catalog import parse_catalog
+    from tui_router.config import RetrievalConfig
+    from tui_router.retrieve import Retriever
+
+    catalog = parse_catalog(
+        {
+            "name": "i18n",
+            "tools": [
+                {"id": "notify_customer", "when_to_use": "ग्राहक को संदेश भेजें", "keywords": ["संदेश"]},
+                {"id": "send_sms", "when_to_use": "Send a short text message to a phone number.", "keywords": ["text", "sms"]},
+                {"id": "book_room", "when_to_use": "Book a meeting room.", "keywords": ["room"]},
+                {"id": "open_ticket", "when_to_use": "Open a support ticket.", "keywords": ["ticket"]},
+            ],
+        }
+    )
+    retriever = Retriever(catalog, RetrievalConfig(direct_max=0, top_k=1, include_escalation=False))
+    assert retriever.retrieve("कृपया संदेश भेजो").ranked[0] == "notify_customer"
+    assert retriever.retrieve("t\u200bext Jordan").ranked == ["send_sms"]
+
+
+# ---------------------------------------------------------------- the CLI, any encoding
+
+
+def i18n_session(path: Path) -> Path:
+    turns = [
+        Turn(
+            message=message,
+            label=label,
+            tags=["中文"] if label else [],
+            decision=TurnDecision(
+                candidates=["send_sms", "create_reminder"],
+                choice="send_sms",
+                probabilities={"send_sms": 0.5, "create_reminder": 0.3, "defer_to_llm": 0.2},
+                confidence=0.3,
+                band="low",
+                action="fallback",
+                outcome="pending",
+            ),
+        )
+        for message, label in ((CJK, "send_sms"), (MIXED, None), (f"{FAMILY} {FLAGS}", None))
+    ]
+    save_session(Session(session=SessionInfo(id="i18n"), turns=turns), path)
+    return path
+
+
+@pytest.fixture()
+def ascii_env(tmp_path: Path) -> dict[str, str]:
+    config = tmp_path / "tui-router.toml"
+    config.write_text(f'catalog = "{make_config(tmp_path).catalog}"\nbackend = "local"\n', encoding="utf-8")
+    return {"PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0", "LC_ALL": "C", "TUI_ROUTER_CONFIG": str(config)}
+
+
+def test_route_json_under_an_ascii_stdout_is_valid_and_carries_the_same_text(ascii_env) -> None:
+    # UnicodeEncodeError traceback: json.dumps(ensure_ascii=False) met an ASCII stdout
+    done = tui_router("route", "--json", MIXED, env=ascii_env)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout.isascii()
+    assert json.loads(done.stdout)["message"] == MIXED  # astral characters as surrogate pairs: the same text back
+
+
+def test_queue_eval_and_replay_under_an_ascii_stdout_show_escapes(tmp_path: Path, ascii_env) -> None:
+    session = i18n_session(tmp_path / "i18n.toml")
+    runs = [
+        (("queue", str(session)), "\\u8bf7"),  # 请, shown as its escape
+        (("eval", str(session)), "\\u4e2d\\u6587"),  # the tag 中文 in the per-tag table
+        (("replay", "--headless", "--all", str(session)), "\\u8bf7"),
+        (("queue", "--json", str(session)), "\\u8bf7"),
+    ]
+    for argv, shown in runs:
+        done = tui_router(*argv, env=ascii_env)
+        assert done.returncode in (0, 1), (argv, done.stderr)
+        assert "Traceback" not in done.stderr and "UnicodeEncodeError" not in done.stderr, argv
+        assert shown in done.stdout and done.stdout.isascii(), argv
+    assert json.loads(done.stdout)["queue"][0]["message"] in (MIXED, f"{FAMILY} {FLAGS}", CJK)
+
+
+def test_encodable_writes_toml_escapes_for_a_toml_document() -> None:
+    import tomllib
+
+    from tui_router.textsafe import encodable
+
+    text = f'message = "{CJK}{FAMILY}"\n'
+    shown = encodable(text, "ascii", data="toml")
+    assert shown.isascii() and tomllib.loads(shown)["message"] == CJK + FAMILY
+    assert encodable(text, "utf-8") == text
+
+
+def test_queue_columns_line_up_with_wide_file_names(tmp_path: Path) -> None:
+    # widths by len(): a folder named in CJK made the column too narrow and cut the path, piped too
+    folder = tmp_path / "会话记录"
+    folder.mkdir()
+    i18n_session(folder / "セッション.toml")
+    i18n_session(folder / "b.toml")
+    done = tui_router("queue", str(folder), env={})
+    assert done.returncode == 0, done.stderr
+    rows = done.stdout.splitlines()[1:]
+    assert len(rows) == 5
+    assert all("…" not in row.split("  ")[0] for row in rows)  # piped: nothing to cut
+    starts = {cell_len(row[: row.index("  ") + 2].rstrip()) + len(row[row.index("  ") :]) - len(row[row.index("  ") :].lstrip()) for row in rows}
+    assert len(starts) == 1, rows  # the turn column starts at the same cell on every row
+
+
+def test_doctor_and_models_tables_line_up_with_wide_text() -> None:
+    from tui_router.cli.server_cmd import format_table
+
+    rows = [("模型", "可用 ✓", "服务器说：好"), ("API key", "set", "ok"), ("🇯🇵 model", "ok", "-")]
+    lines = format_table(("check", "result", "detail"), rows).splitlines()
+    for column in (1, 2):
+        starts = {cell_len(line[: line.rindex(cells[column])]) for line, cells in zip(lines, [("check", "result", "detail"), *rows], strict=True)}
+        assert len(starts) == 1, lines
+
+
+# ---------------------------------------------------------------- the console
+
+
+async def test_console_log_rows_fit_the_terminal_and_keep_flags_whole(tmp_path: Path) -> None:
+    session = i18n_session(tmp_path / "i18n.toml")
+    from tui_router.session import load_session
+
+    app = make_app(make_config(tmp_path), session=load_session(session))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, f"x {FLAGS * 4} {FAMILY} remind me {CJK}")  # the cut lands among the flags
+        for width in range(80, 90):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+            for index in range(app.log_table.row_count):
+                cells = app.log_table.row_cells(index)
+                assert not lone_regional_indicator(cells["message"]), (width, cells["message"])
+            for y in range(app.log_table.size.height):
+                assert app.log_table.render_line(y).cell_length == app.log_table.scrollable_content_region.width
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [({"PYTHONIOENCODING": "ascii"}, "output encoding is ascii"), ({"LC_ALL": "C", "PYTHONUTF8": "0"}, "output encoding is ascii"), ({"TERM": "dumb"}, "TERM=dumb")],
+)
+def test_the_console_refuses_a_terminal_it_cannot_draw_on_in_one_sentence(tmp_path: Path, env: dict[str, str], says: str) -> None:
+    # an ASCII terminal got every border as \u2502 escapes; TERM=dumb got the drawing codes as text
+    from test_console_e2e import Terminal
+
+    config = tmp_path / "tui-router.toml"
+    config.write_text(f'catalog = "{make_config(tmp_path).catalog}"\nbackend = "local"\nsessions_dir = "sessions"\n', encoding="utf-8")
+    full = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR", "LANG", "LC_ALL", "PYTHONIOENCODING")}
+    full.update({"TERM": "xterm-256color", "TUI_ROUTER_CONFIG": str(config), **env})
+    term = Terminal([sys.executable, "-m", "tui_router"], full, tmp_path, size=(200, 24))
+    try:
+        assert term.process.wait(30) == 2
+        time.sleep(0.2)
+    finally:
+        term.close()
+    shown = term.text().strip()
+    assert shown.startswith("tui-router: ") and says in shown and shown.count("\n") == 0, shown
+    assert "\x1b[?1049h" not in term.text()  # never entered the alternate screen
+    assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
