@@ -253,3 +253,69 @@ def test_the_console_refuses_a_terminal_it_cannot_draw_on_in_one_sentence(tmp_pa
     assert shown.startswith("tui-router: ") and says in shown and shown.count("\n") == 0, shown
     assert "\x1b[?1049h" not in term.text()  # never entered the alternate screen
     assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
+
+
+# ---------------------------------------------------------------- a System One server that speaks other scripts
+
+SERVER_ERROR = "服务器繁忙 — الخادم مشغول — השרת עסוק \u202eevil\u202c " + FAMILY
+
+
+@pytest.fixture(scope="module")
+def polyglot_server():
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from servers.scripted import QuietHandler
+
+    class Handler(QuietHandler):
+        def _json(self, status: int, body: dict) -> None:
+            raw = json.dumps(body, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_GET(self) -> None:  # noqa: N802
+            names = [("jev-latest", "最新模型"), ("模型-二", "第二"), ("🇯🇵-model", "日本語"), ("עברית", "שלום")]
+            self._json(200, {"models": [{"name": n, "description": d} for n, d in names]})
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._json(400, {"detail": {"error_type": "bad_request", "message": SERVER_ERROR}})
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address[:2]
+    yield f"http://{host}:{port}/v1"
+    server.shutdown()
+
+
+@pytest.fixture()
+def polyglot_env(tmp_path: Path, polyglot_server: str) -> dict[str, str]:
+    config = tmp_path / "tui-router.toml"
+    config.write_text(f'backend = "systemone"\n[systemone]\nbase_url = "{polyglot_server}"\nprobe = false\ntimeout = 10\n', encoding="utf-8")
+    return {"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+def test_models_lines_up_names_in_other_scripts_in_any_encoding(polyglot_env, encoding: str) -> None:
+    # names padded by len(): 模型-二 took 7 cells of a 4-character column; in ASCII, \u6a21 escapes
+    # were measured as one character each
+    done = tui_router("models", env={**polyglot_env, "PYTHONIOENCODING": encoding})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4
+    descriptions = ("最新模型", "第二", "日本語", "שלום") if encoding == "utf-8" else ("\\u6700", "\\u7b2c", "\\u65e5", "\\u05e9")
+    starts = {cell_len(line[: line.index(d)]) for line, d in zip(lines, descriptions, strict=True)}
+    assert len(starts) == 1, lines
+    assert encoding == "utf-8" or done.stdout.isascii()
+
+
+def test_a_server_error_in_other_scripts_reaches_stderr_whole_and_its_controls_escaped(polyglot_env) -> None:
+    done = tui_router("route", "--json", CJK, env={**polyglot_env, "PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    decision = json.loads(done.stdout)
+    assert SERVER_ERROR in decision["error"] and decision["message"] == CJK
+    assert "\\u202eevil\\u202c" in done.stderr and "\u202e" not in done.stderr  # stderr: escapes, never the override

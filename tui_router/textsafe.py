@@ -120,6 +120,16 @@ def encodable(text: str, encoding: str | None, *, data: str | bool = False) -> s
     return "".join(out)
 
 
+def as_printed(text: str, stream=None) -> str:
+    """One table cell as `stream` (default: stdout) will show it: control characters and newlines
+    as escapes, and characters its encoding cannot carry too, so a column is measured on what is
+    printed (an ASCII stdout prints 请 as six cells, \\u8bf7)."""
+    import sys
+
+    target = sys.stdout if stream is None else stream
+    return encodable(visible(str(text), single_line=True), getattr(target, "encoding", None))
+
+
 class VisibleStream:
     """A text stream that shows what is written to it through `visible` (or, for a JSON/TOML
     document, `escape_for_data`): the CLI wraps stdout and stderr in it so no print site can

@@ -52,11 +52,11 @@ def run_queue(args: argparse.Namespace) -> int:
         return 0
     print(f"queue: {total} unlabelled turn{'' if total == 1 else 's'} in {len(sessions)} file{'' if len(sessions) == 1 else 's'}, least certain first" + (f" (first {len(queue)})" if len(queue) < total else ""))
     from ..app.format import cells, one_line, pad, shorten, shorten_start
-    from ..textsafe import visible
+    from ..textsafe import as_printed
 
     rows = [("file", "turn", "margin", "band", "choice", "message")]
     for e in queue:
-        rows.append((visible(one_line(str(e.file))), str(e.turn_number), "-" if e.margin is None else f"{e.margin:.3f}", e.band, e.choice or "-", e.message))
+        rows.append((as_printed(one_line(str(e.file))), str(e.turn_number), "-" if e.margin is None else f"{e.margin:.3f}", e.band, e.choice or "-", e.message))
     widths = [max(cells(r[i]) for r in rows) for i in range(5)]  # terminal cells: a file name in CJK is two a character
     message_width = 60
     if sys.stdout.isatty():

@@ -55,9 +55,9 @@ def run_models(args: argparse.Namespace) -> int:
         print(f"{client.shown_url}/models lists no models")
         return 0
     from ..app.format import cells, pad
-    from ..textsafe import visible
+    from ..textsafe import as_printed
 
-    names = [visible(m.name, single_line=True) for m in models]  # as printed: escapes are wider
+    names = [as_printed(m.name) for m in models]  # measured as printed: escapes are wider
     width = max(cells(n) for n in names)
     for name, m in zip(names, models, strict=True):
         extra = "  ".join(part for part in (m.release_date, m.description) if part)
@@ -101,9 +101,9 @@ def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     """Columns padded to terminal cells (a server's model name or error in CJK is two a character),
     measured on the text as printed (control characters as escapes)."""
     from ..app.format import cells, pad
-    from ..textsafe import visible
+    from ..textsafe import as_printed
 
-    shown = [[visible(str(c), single_line=True) for c in row] for row in [header, *rows]]
+    shown = [[as_printed(c) for c in row] for row in [header, *rows]]
     widths = [max(cells(r[i]) for r in shown) for i in range(len(header) - 1)]
     lines = []
     for row in shown:
