@@ -319,3 +319,35 @@ def test_a_server_error_in_other_scripts_reaches_stderr_whole_and_its_controls_e
     decision = json.loads(done.stdout)
     assert SERVER_ERROR in decision["error"] and decision["message"] == CJK
     assert "\\u202eevil\\u202c" in done.stderr and "\u202e" not in done.stderr  # stderr: escapes, never the override
+
+
+async def test_the_message_box_cursor_steps_over_whole_flags_emoji_and_accented_letters(tmp_path: Path) -> None:
+    # per code point the cursor stood between a flag's two regional indicators (drawn mid-glyph) and
+    # typing there split the flag; backspace left half an emoji family (a dangling joiner)
+    from tui_router.app.widgets.message_input import MessageInput
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message", MessageInput)
+        box.focus()
+        box.value = f"a🇯🇵{FAMILY}e\u0301b"
+        box.cursor_position = len(box.value)
+        stops = []
+        for _ in range(5):
+            await pilot.press("left")
+            stops.append(box.cursor_position)
+        assert stops == [len(box.value) - 1, len(box.value) - 3, 3, 1, 0]
+        await pilot.press("right", "right", "X")
+        assert box.value == f"a🇯🇵X{FAMILY}e\u0301b"  # after the flag, not inside it
+        await pilot.press("delete")
+        assert box.value == "a🇯🇵Xe\u0301b"  # the whole family
+        await pilot.press("end", "left", "backspace")
+        assert box.value == "a🇯🇵Xeb"  # a letter with its accent loses the accent first
+        await pilot.press("home", "right", "right", "backspace")
+        assert box.value == "aXeb"  # the flag goes whole
+        # a click lands by grapheme too: after a family (two cells, four emoji) the next cell is the next character
+        box.value = f"{FAMILY}zq"
+        region = box.content_region
+        await pilot.click(box, offset=(region.x - box.region.x + 2, region.y - box.region.y))
+        assert box.cursor_position == len(FAMILY)

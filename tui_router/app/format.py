@@ -33,6 +33,22 @@ def _graphemes(text: str) -> list[tuple[str, int]]:
     return out
 
 
+def grapheme_stops(text: str) -> list[int]:
+    """The indexes of `text` a cursor may stand at: 0, each grapheme's end (so never inside an emoji
+    sequence, a flag or a letter with its combining marks)."""
+    stops = [0]
+    for grapheme, _ in _graphemes(text):
+        stops.append(stops[-1] + len(grapheme))
+    return stops
+
+
+def is_emoji_cluster(grapheme: str) -> bool:
+    """An emoji sequence or a flag: deleted whole (a letter with marks loses its last mark first)."""
+    return len(grapheme) > 1 and any(
+        c in "\u200d\ufe0f" or "\U0001f1e6" <= c <= "\U0001f1ff" or "\U0001f3fb" <= c <= "\U0001f3ff" for c in grapheme
+    )
+
+
 def _is_regional(piece: str) -> bool:
     return "\U0001f1e6" <= piece[0] <= "\U0001f1ff"
 
