@@ -351,3 +351,30 @@ async def test_the_message_box_cursor_steps_over_whole_flags_emoji_and_accented_
         region = box.content_region
         await pilot.click(box, offset=(region.x - box.region.x + 2, region.y - box.region.y))
         assert box.cursor_position == len(FAMILY)
+
+
+async def test_the_catalog_filter_folds_case_accents_width_and_composition(tmp_path: Path) -> None:
+    # the filter compared .lower() text: "cafe" missed "Café", fullwidth ｓｍｓ missed sms, and an é
+    # typed as e + U+0301 missed the precomposed é of the catalog
+    from textual.widgets import Input, OptionList
+
+    catalog = tmp_path / "cafe.toml"
+    catalog.write_text(
+        'name = "cafe"\n'
+        '[[tools]]\nid = "order_coffee"\nwhen_to_use = "Order a coffee at the Café Größe."\n'
+        '[[tools]]\nid = "send_sms"\nwhen_to_use = "Send a short text message."\nkeywords = ["SMS"]\n'
+        '[[tools]]\nid = "book_room"\nwhen_to_use = "Book a meeting room."\n',
+        encoding="utf-8",
+    )
+    app = make_app(make_config(tmp_path, catalog=str(catalog)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        box = app.query_one("#catalog-filter", Input)
+        listed = app.query_one("#catalog-list", OptionList)
+        for query, expected in (("cafe", "order_coffee"), ("CAFE\u0301", "order_coffee"), ("grosse", "order_coffee"), ("ｓｍｓ", "send_sms"), ("me\u200bssage", "send_sms")):
+            box.value = query
+            await pilot.pause()
+            ids = [listed.get_option_at_index(i).id for i in range(listed.option_count) if listed.get_option_at_index(i).id]
+            assert ids == [expected], (query, ids)
