@@ -378,3 +378,27 @@ async def test_the_catalog_filter_folds_case_accents_width_and_composition(tmp_p
             await pilot.pause()
             ids = [listed.get_option_at_index(i).id for i in range(listed.option_count) if listed.get_option_at_index(i).id]
             assert ids == [expected], (query, ids)
+
+
+async def test_the_review_header_stays_one_line_with_a_file_and_reviewer_named_in_cjk(tmp_path: Path) -> None:
+    # the header measured the file name and reviewer with len(): at 110 to 120 columns a CJK reviewer
+    # name pushed the line past the edge and it wrapped over the message line
+    from textual.widgets import Static
+
+    from tui_router.app.screens.review import ReviewScreen
+    from tui_router.review import Review
+
+    folder = tmp_path / "会话"
+    folder.mkdir()
+    session = i18n_session(folder / "二〇二六年十二月一日の会話セッション.toml")
+    app = make_app(make_config(tmp_path), review=Review.of_files([session], reviewer="佐藤花子さん"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        for width in range(80, 140, 3):
+            await pilot.resize_terminal(width, 30)
+            await pilot.pause()
+            status = app.screen.query_one("#review-status", Static)
+            first = str(status.render()).split("\n")[0]
+            assert cell_len(first) <= width - 2, (width, first)
+            assert first.rstrip().endswith(("turn 2", "佐藤花子さん")), (width, first)
