@@ -402,3 +402,24 @@ async def test_the_review_header_stays_one_line_with_a_file_and_reviewer_named_i
             first = str(status.render()).split("\n")[0]
             assert cell_len(first) <= width - 2, (width, first)
             assert first.rstrip().endswith(("turn 2", "佐藤花子さん")), (width, first)
+
+
+async def test_the_replay_header_stays_one_line_with_a_catalog_named_in_cjk(tmp_path: Path) -> None:
+    # the header measured the catalog name with len(): a CJK name took twice the room it was given
+    from app_harness import CATALOG
+    from textual.widgets import Static
+
+    from tui_router.session import load_session
+
+    catalog = tmp_path / "cjk.toml"
+    catalog.write_text(CATALOG.replace('name = "tiny"', 'name = "多语言客户支持工具目录第二版"'), encoding="utf-8")
+    session = i18n_session(tmp_path / "会话记录.toml")
+    app = make_app(make_config(tmp_path, catalog=str(catalog)), replay=load_session(session))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for width in range(80, 150, 4):
+            await pilot.resize_terminal(width, 30)
+            await pilot.pause()
+            status = app.screen.query_one("#replay-status", Static)
+            first = str(status.render()).split("\n")[0]
+            assert cell_len(first) <= width - 2 and "\n" not in str(status.render()), (width, first)
