@@ -423,3 +423,21 @@ async def test_the_replay_header_stays_one_line_with_a_catalog_named_in_cjk(tmp_
             status = app.screen.query_one("#replay-status", Static)
             first = str(status.render()).split("\n")[0]
             assert cell_len(first) <= width - 2 and "\n" not in str(status.render()), (width, first)
+
+
+async def test_the_status_line_stays_one_line_with_a_catalog_and_session_path_in_cjk(tmp_path: Path) -> None:
+    # the session path was cut by characters and the catalog name never: a CJK path or name wrapped
+    # the header onto a second line
+    from app_harness import CATALOG
+
+    catalog = tmp_path / "cjk.toml"
+    catalog.write_text(CATALOG.replace('name = "tiny"', 'name = "多语言客户支持工具目录"'), encoding="utf-8")
+    sessions = tmp_path / "会话记录的文件夹" / "二〇二六年十二月"
+    app = make_app(make_config(tmp_path, catalog=str(catalog), sessions_dir=str(sessions)), session_id="第一次会话的记录")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for width in range(56, 160, 4):  # narrower, even an ASCII catalog and path take two lines
+            await pilot.resize_terminal(width, 30)
+            await pilot.pause()
+            shown = app.query_one("#status").status.render(width)
+            assert "\n" not in shown.plain and cell_len(shown.plain) <= width - 2, (width, shown.plain)
