@@ -441,3 +441,19 @@ async def test_the_status_line_stays_one_line_with_a_catalog_and_session_path_in
             await pilot.pause()
             shown = app.query_one("#status").status.render(width)
             assert "\n" not in shown.plain and cell_len(shown.plain) <= width - 2, (width, shown.plain)
+
+
+def test_a_session_file_holds_bidi_and_c1_controls_as_escapes_and_reads_them_back(tmp_path: Path) -> None:
+    # tomli_w wrote U+202E raw: `cat` or `git diff` of the session file showed the rest of the line
+    # reversed (the file is meant to be read and diffed)
+    from tui_router.session import load_session
+
+    message = f"pay \u202eevil\u202c now \u2067{CJK}\u2069 \x85 line\u2028sep \u200fשלום {FAMILY}"
+    path = tmp_path / "s.toml"
+    save_session(Session(session=SessionInfo(id="bidi"), turns=[Turn(message=message, tags=["\u202etag"])]), path)
+    raw = path.read_text(encoding="utf-8")
+    for control in ("\u202e", "\u202c", "\u2067", "\u2069", "\x85", "\u2028", "\u200f"):
+        assert control not in raw
+    assert "\\u202e" in raw and CJK in raw and FAMILY in raw and "שלום" in raw  # scripts stay readable
+    turn = load_session(path).turns[0]
+    assert turn.message == message and turn.tags == ["\u202etag"]
