@@ -457,3 +457,27 @@ def test_a_session_file_holds_bidi_and_c1_controls_as_escapes_and_reads_them_bac
     assert "\\u202e" in raw and CJK in raw and FAMILY in raw and "שלום" in raw  # scripts stay readable
     turn = load_session(path).turns[0]
     assert turn.message == message and turn.tags == ["\u202etag"]
+
+
+def test_khmer_lao_and_myanmar_are_split_like_thai() -> None:
+    # written without spaces like Thai but missing from the no-space scripts: a whole Khmer sentence
+    # was one token, and a tool's Khmer keyword inside it never matched
+    from tui_router.catalog import parse_catalog
+    from tui_router.config import RetrievalConfig
+    from tui_router.retrieve import Retriever
+
+    assert "សារ" in tokenize("សូមផ្ញើសារទៅគាត់")  # "message" inside "please send him a message"
+    assert "ຫາ" in tokenize("ສົ່ງຂໍ້ຄວາມຫາລາວ") and "ပါ" in tokenize("ကျေးဇူးပြု၍စာပို့ပါ")
+    catalog = parse_catalog(
+        {
+            "name": "km",
+            "tools": [
+                {"id": "send_message", "when_to_use": "Send a message.", "keywords": ["ផ្ញើសារ"]},
+                {"id": "book_room", "when_to_use": "Book a meeting room.", "keywords": ["room"]},
+                {"id": "open_ticket", "when_to_use": "Open a support ticket.", "keywords": ["ticket"]},
+                {"id": "pay_bill", "when_to_use": "Pay a bill.", "keywords": ["bill"]},
+            ],
+        }
+    )
+    retriever = Retriever(catalog, RetrievalConfig(direct_max=0, top_k=1, include_escalation=False))
+    assert retriever.retrieve("សូមផ្ញើសារទៅគាត់").ranked == ["send_message"]

@@ -27,9 +27,11 @@ ROUTED_CHARS = 2000
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# Scripts without word separators: index character bigrams (and single characters).
+# Scripts without word separators: index character bigrams (and single characters). CJK, Hangul,
+# Thai, and Lao, Myanmar and Khmer, which like Thai write a sentence without spaces (left out, a
+# Khmer sentence was one "word" that matched nothing).
 _NO_SPACE_SCRIPT = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]"
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff]"
 )
 
 _SUFFIXES = vocab.rules("textnorm.suffixes")
