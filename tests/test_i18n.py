@@ -481,3 +481,33 @@ def test_khmer_lao_and_myanmar_are_split_like_thai() -> None:
     )
     retriever = Retriever(catalog, RetrievalConfig(direct_max=0, top_k=1, include_escalation=False))
     assert retriever.retrieve("សូមផ្ញើសារទៅគាត់").ranked == ["send_message"]
+
+
+INVISIBLE = "\u200b\u2060\ufeff \u202e\u200f\u3164\u00ad"  # draws nothing
+
+
+def test_route_refuses_a_message_of_invisible_characters_as_empty(tmp_path: Path) -> None:
+    # U+200B alone passed `not message.strip()` and was routed (to open_pull_request, on the demo catalog)
+    done = tui_router("route", "--backend", "local", INVISIBLE, env={})
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == "tui-router: the message is empty: give the text to route (or '-' with text on stdin)"
+    assert tui_router("route", "--backend", "local", "remind me\u200b", env={}).returncode == 0  # a visible word is enough
+
+
+async def test_the_console_does_not_route_a_message_of_invisible_characters(tmp_path: Path) -> None:
+    from tui_router.app.widgets.message_input import MessageInput
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, INVISIBLE)
+        assert app.session.turns == [] and app.query_one("#message", MessageInput).value == INVISIBLE
+        await submit(app, pilot, "remind me\u200b")
+        assert [t.message for t in app.session.turns] == ["remind me\u200b"]
+
+
+def test_mcp_arguments_of_invisible_characters_are_empty() -> None:
+    from tui_router.mcp_server import BadArguments, RouteArgs, parse_arguments
+
+    with pytest.raises(BadArguments, match="'message' is empty"):
+        parse_arguments(RouteArgs, "route_request", {"message": INVISIBLE})

@@ -65,6 +65,19 @@ def bounded_name(text: str, limit: int = NAME_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Characters that draw nothing besides whitespace: the Hangul fillers (letters by category, blank on screen).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def is_blank(text: str) -> bool:
+    """Whether `text` shows nothing: only whitespace, control characters and invisible format
+    characters (zero-width space and joiners, bidi controls, the BOM, the soft hyphen). A message of
+    U+200B alone passed `not text.strip()` and was routed as if it said something."""
+    import unicodedata
+
+    return all(c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cc", "Cf") for c in text)
+
+
 def is_safe(text: str) -> bool:
     """Whether `text` shows as it is (nothing `visible` would change)."""
     return _UNSAFE.search(text) is None
