@@ -88,6 +88,7 @@ def test_devanagari_words_are_kept_whole() -> None:
 def test_zero_width_characters_inside_a_word_do_not_split_it() -> None:
     message = "te\u200bxt jor\u200cdan\u200d dep\ufeffloy ha\u00adndover no\u2060w"
     assert words(message) == ["text", "jordan", "deploy", "handover", "now"]
+    assert words("رسـالة نصـية") == words("رسالة نصية")  # the Arabic tatweel only stretches the line
 
 
 def test_an_emoji_variation_selector_is_no_word_and_thai_vowel_signs_stay_with_their_letter() -> None:

@@ -58,8 +58,9 @@ def stem(word: str) -> str:
 # Invisible characters that may sit inside a word and are not a word break for matching: the soft
 # hyphen, zero-width space / non-joiner / joiner (which Devanagari, Persian and emoji use inside a
 # word), the left-to-right and right-to-left marks, the word joiner and invisible operators, and
-# the BOM. Left in, `te\u200bxt` was the two words "te" and "xt" and matched nothing.
-_IGNORABLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+# the BOM. Left in, `te\u200bxt` was the two words "te" and "xt" and matched nothing. Also the
+# Arabic tatweel (U+0640), a stretch of the line between letters: رسـالة is رسالة.
+_IGNORABLE = re.compile("[\u00ad\u0640\u200b-\u200f\u2060-\u2064\ufeff]")
 
 
 def fold(text: str) -> str:
