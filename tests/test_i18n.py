@@ -512,3 +512,21 @@ def test_mcp_arguments_of_invisible_characters_are_empty() -> None:
 
     with pytest.raises(BadArguments, match="'message' is empty"):
         parse_arguments(RouteArgs, "route_request", {"message": INVISIBLE})
+
+
+def test_the_markdown_report_holds_control_characters_as_escapes(tmp_path: Path) -> None:
+    # tags, file and catalog names went into the .md file raw: ESC acted on a terminal that showed
+    # it, U+202E reordered the line in a viewer
+    from app_harness import CATALOG
+
+    catalog = tmp_path / "cat.toml"
+    catalog.write_text(CATALOG.replace('name = "tiny"', 'name = "tiny\\u202e目录"'), encoding="utf-8")
+    turns = [Turn(message=CJK, label="send_sms", tags=["\x1b[31mred\u202etag", "中文"]), Turn(message="remind me at 6", label="create_reminder")]
+    session = tmp_path / "s.toml"
+    save_session(Session(session=SessionInfo(id="md", catalog="tiny\u202e目录"), turns=turns), session)
+    report = tmp_path / "report.md"
+    done = tui_router("eval", str(session), "--catalog", str(catalog), "--backend", "local", "--markdown", str(report), env={})
+    assert done.returncode == 0, done.stderr
+    text = report.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "\\\\x1b[31mred\\\\u202etag" in text and "中文" in text and "tiny\\u202e目录" in text

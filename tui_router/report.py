@@ -414,8 +414,12 @@ def sections_markdown(sections: Sequence[Section], heading: str = "###") -> str:
 
 
 def _md(text: str) -> str:
-    """A table cell: pipes and HTML-looking text escaped, one line."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+    """A table cell: control characters shown as escapes (a tag or title with ESC or U+202E acted on
+    a terminal that showed the report, and reordered its line in a viewer), then pipes and
+    HTML-looking text escaped, one line."""
+    from .textsafe import visible
+
+    return visible(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
 def print_sections(sections: Sequence[Section], file: IO[str] | None = None, width: int | None = None) -> None:
