@@ -530,3 +530,16 @@ def test_the_markdown_report_holds_control_characters_as_escapes(tmp_path: Path)
     text = report.read_text(encoding="utf-8")
     assert "\x1b" not in text and "\u202e" not in text
     assert "\\\\x1b[31mred\\\\u202etag" in text and "中文" in text and "tiny\\u202e目录" in text
+
+
+def test_the_option_picker_folds_its_filter_like_retrieval() -> None:
+    # the label picker compared .lower() text: "cafe" missed a description with "Café", ｓｍｓ missed send_sms
+    from tui_router.app.screens.picker import PickerItem, rank_items
+
+    items = [
+        PickerItem("order_coffee", "Order a coffee at the Café Größe."),
+        PickerItem("send_sms", "Send a short text message."),
+        PickerItem("book_room", "Book a meeting room."),
+    ]
+    for query, expected in (("cafe", "order_coffee"), ("grosse", "order_coffee"), ("CAFE\u0301", "order_coffee"), ("ｓｍｓ", "send_sms")):
+        assert [item.id for item, _ in rank_items(items, query)] == [expected], query
