@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from tui_router.catalog import load_catalog
 from tui_router.mcp_server import MAX_TEXT_CHARS
 from tui_router.session import load_session
-from tui_router.textsafe import is_safe
+from tui_router.textsafe import is_blank, is_safe
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install 'tui-router[mcp]'")
 
@@ -176,7 +176,7 @@ def valid(tool: str, arguments: dict[str, Any] | None) -> bool:
     if set(arguments) - {text_field, count_field}:
         return False
     value = arguments.get(text_field)
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT_CHARS:
+    if not isinstance(value, str) or is_blank(value) or len(value) > MAX_TEXT_CHARS:  # nothing visible: empty
         return False
     count = arguments.get(count_field, 1)
     return isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= most

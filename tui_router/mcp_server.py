@@ -34,7 +34,7 @@ from .injection import injection_shaped
 from .live import DEFAULT_MAX_BYTES, LiveSessionWriter
 from .route import MAX_MESSAGE_CHARS
 from .session import Turn
-from .textsafe import visible
+from .textsafe import is_blank, visible
 
 if TYPE_CHECKING:
     from .route import Decision, Router
@@ -111,7 +111,7 @@ def parse_arguments(model: type[BaseModel], tool: str, arguments: Any) -> Any:
     for name, field in fields.items():
         if field.annotation is str:
             text = getattr(parsed, name)
-            if not text.strip():
+            if is_blank(text):  # whitespace, or only characters that draw nothing (U+200B, bidi controls)
                 raise BadArguments(f"{tool}: {name!r} is empty; give the request as text")
             if len(text) > MAX_TEXT_CHARS:
                 raise BadArguments(f"{tool}: {name!r} has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,} (send the request, not a document)")

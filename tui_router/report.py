@@ -43,8 +43,11 @@ def num(value: float | None, digits: int = 3) -> str:
 
 
 def shorten(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    """One line of at most `width` terminal cells (a CJK message is two a character), never cutting
+    an emoji sequence, a flag or an accented letter in half, with an ellipsis."""
+    from .app.format import shorten as shorten_cells
+
+    return shorten_cells(text, width)
 
 
 # -- eval ---------------------------------------------------------------------------------------
@@ -411,8 +414,12 @@ def sections_markdown(sections: Sequence[Section], heading: str = "###") -> str:
 
 
 def _md(text: str) -> str:
-    """A table cell: pipes and HTML-looking text escaped, one line."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+    """A table cell: control characters shown as escapes (a tag or title with ESC or U+202E acted on
+    a terminal that showed the report, and reordered its line in a viewer), then pipes and
+    HTML-looking text escaped, one line."""
+    from .textsafe import visible
+
+    return visible(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
 def print_sections(sections: Sequence[Section], file: IO[str] | None = None, width: int | None = None) -> None:
@@ -421,7 +428,7 @@ def print_sections(sections: Sequence[Section], file: IO[str] | None = None, wid
     from rich.table import Table
     from rich.text import Text
 
-    from .textsafe import VisibleStream, visible
+    from .textsafe import VisibleStream, encodable, visible
 
     target = file if file is not None else sys.stdout
     if isinstance(target, VisibleStream) and not target.data:
@@ -429,18 +436,25 @@ def print_sections(sections: Sequence[Section], file: IO[str] | None = None, wid
         # it too and a terminal showed "\x1b[1mSummary". Every text below is made visible here, so
         # rich writes to the real stream.
         target = target.stream
-    console = Console(file=target, width=width, highlight=False, soft_wrap=False)
+    encoding = getattr(target, "encoding", None)
+
+    def shown(text: str) -> str:
+        # escaped before rich measures it: a stream that cannot carry 请 gets \u8bf7, and the
+        # table is laid out for what is printed (a UnicodeEncodeError otherwise)
+        return encodable(visible(text), encoding)
+
+    console = Console(file=VisibleStream(target, show=False), width=width, highlight=False, soft_wrap=False)
     if width is None and not console.is_terminal:
         console.width = 160  # piped to a file or another program: do not fold tables at 80 columns
     for s in sections:
-        table = Table(title=Text(visible(s.title), style="bold"), title_justify="left", show_lines=False)
+        table = Table(title=Text(shown(s.title), style="bold"), title_justify="left", show_lines=False)
         for i, header in enumerate(s.headers):
-            table.add_column(Text(visible(header)), justify="right" if i in s.right else "left", overflow="fold")
+            table.add_column(Text(shown(header)), justify="right" if i in s.right else "left", overflow="fold")
         for row in s.rows:
-            table.add_row(*(Text(visible(cell)) for cell in row))
+            table.add_row(*(Text(shown(cell)) for cell in row))
         if not s.rows:
             table.add_row(*(Text("-") for _ in s.headers))
-        console.print(table if s.headers else Text(visible(s.title), style="bold"))
+        console.print(table if s.headers else Text(shown(s.title), style="bold"))
         if s.note:
-            console.print(Text(visible(s.note), style="dim"))
+            console.print(Text(shown(s.note), style="dim"))
         console.print()

@@ -27,9 +27,11 @@ ROUTED_CHARS = 2000
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# Scripts without word separators: index character bigrams (and single characters).
+# Scripts without word separators: index character bigrams (and single characters). CJK, Hangul,
+# Thai, and Lao, Myanmar and Khmer, which like Thai write a sentence without spaces (left out, a
+# Khmer sentence was one "word" that matched nothing).
 _NO_SPACE_SCRIPT = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]"
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff]"
 )
 
 _SUFFIXES = vocab.rules("textnorm.suffixes")
@@ -53,11 +55,20 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
+# Invisible characters that may sit inside a word and are not a word break for matching: the soft
+# hyphen, zero-width space / non-joiner / joiner (which Devanagari, Persian and emoji use inside a
+# word), the left-to-right and right-to-left marks, the word joiner and invisible operators, and
+# the BOM. Left in, `te\u200bxt` was the two words "te" and "xt" and matched nothing. Also the
+# Arabic tatweel (U+0640), a stretch of the line between letters: رسـالة is رسالة.
+_IGNORABLE = re.compile("[\u00ad\u0640\u200b-\u200f\u2060-\u2064\ufeff]")
+
+
 def fold(text: str) -> str:
-    """NFKC + case fold + strip combining accents (teléfono -> telefono)."""
+    """NFKC + case fold + strip combining accents (teléfono -> telefono) and in-word invisible
+    characters (zero-width space, joiners, soft hyphen)."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -73,9 +84,27 @@ def split_identifier(text: str) -> str:
     return _CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").replace(".", " ").replace(":", " ")
 
 
+@lru_cache(maxsize=1)
+def _word_with_marks() -> re.Pattern[str]:
+    """A word of letters and digits with the combining marks that belong to it. `\\w` leaves out
+    the vowel signs of Devanagari and the other Brahmic scripts (categories Mn, Mc), so `[^\\W_]+`
+    cut जॉर्डन into ज and रडन. Built once from unicodedata (about 20 ms), only for non-ASCII text."""
+    marks: list[str] = []
+    start = None
+    for code in [*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)]:
+        is_mark = unicodedata.category(chr(code))[0] == "M"
+        if is_mark and start is None:
+            start = code
+        elif not is_mark and start is not None:
+            marks.append(f"{chr(start)}-{chr(code - 1)}" if code - 1 > start else chr(start))
+            start = None
+    return re.compile(f"[^\\W_](?:[^\\W_]|[{''.join(marks)}])*")  # a mark alone (U+FE0F after an emoji) is no word
+
+
 def words(text: str) -> list[str]:
     """Folded words before stemming (what typo correction compares)."""
-    return _WORD.findall(fold(split_identifier(text)))
+    folded = fold(split_identifier(text))
+    return (_WORD if folded.isascii() else _word_with_marks()).findall(folded)
 
 
 def tokens_with_stops(text: str, correct: Callable[[str], str | None] | None = None) -> list[tuple[str, bool]]:
@@ -124,7 +153,9 @@ def _cjk_tokens(word: str) -> list[str]:
             latin.clear()
 
     for ch in word:
-        if _NO_SPACE_SCRIPT.match(ch):
+        if run and not latin and unicodedata.category(ch)[0] == "M":
+            run[-1] += ch  # a Thai vowel sign stays with its consonant: one grapheme, one unit
+        elif _NO_SPACE_SCRIPT.match(ch):
             flush_latin()
             run.append(ch)
         else:

@@ -65,6 +65,19 @@ def bounded_name(text: str, limit: int = NAME_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Characters that draw nothing besides whitespace: the Hangul fillers (letters by category, blank on screen).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def is_blank(text: str) -> bool:
+    """Whether `text` shows nothing: only whitespace, control characters and invisible format
+    characters (zero-width space and joiners, bidi controls, the BOM, the soft hyphen). A message of
+    U+200B alone passed `not text.strip()` and was routed as if it said something."""
+    import unicodedata
+
+    return all(c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cc", "Cf") for c in text)
+
+
 def is_safe(text: str) -> bool:
     """Whether `text` shows as it is (nothing `visible` would change)."""
     return _UNSAFE.search(text) is None
@@ -76,17 +89,75 @@ def escape_for_data(text: str) -> str:
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def utf_encoding(encoding: str | None) -> bool:
+    import codecs
+
+    if not encoding:
+        return True  # a stream that takes str without saying how it stores it (StringIO)
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
+
+
+def encodable(text: str, encoding: str | None, *, data: str | bool = False) -> str:
+    """`text` with every character `encoding` cannot carry written as an escape, so a stream in
+    ASCII or Latin-1 (PYTHONIOENCODING=ascii, LC_ALL=C without UTF-8 mode) never raises
+    UnicodeEncodeError. Text shows `\\u8bf7`, `\\U0001f600` like `visible`; a JSON document gets
+    `\\uXXXX` (a surrogate pair past U+FFFF), which reads back as the same character; a TOML
+    document `\\UXXXXXXXX`, which TOML reads back (inside strings, the only place such characters
+    occur in our documents)."""
+    if text.isascii() or utf_encoding(encoding):
+        return text
+    try:
+        text.encode(encoding)  # type: ignore[arg-type]
+        return text
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for char in text:
+        try:
+            char.encode(encoding)  # type: ignore[arg-type]
+            out.append(char)
+            continue
+        except UnicodeEncodeError:
+            pass
+        code = ord(char)
+        if code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        elif data == "json":
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
+def as_printed(text: str, stream=None) -> str:
+    """One table cell as `stream` (default: stdout) will show it: control characters and newlines
+    as escapes, and characters its encoding cannot carry too, so a column is measured on what is
+    printed (an ASCII stdout prints 请 as six cells, \\u8bf7)."""
+    import sys
+
+    target = sys.stdout if stream is None else stream
+    return encodable(visible(str(text), single_line=True), getattr(target, "encoding", None))
+
+
 class VisibleStream:
     """A text stream that shows what is written to it through `visible` (or, for a JSON/TOML
     document, `escape_for_data`): the CLI wraps stdout and stderr in it so no print site can
-    let a control character reach the terminal."""
+    let a control character reach the terminal. Characters the stream's encoding cannot carry
+    are escaped too (`encodable`). `data` is False for text, "json" or "toml" for a document;
+    `show=False` only does the encoding part (for rich, whose styling codes must reach the terminal)."""
 
-    def __init__(self, stream, *, data: bool = False) -> None:
+    def __init__(self, stream, *, data: str | bool = False, show: bool = True) -> None:
         self.stream = stream
         self.data = data
+        self.show = show
 
     def write(self, text: str) -> int:
-        self.stream.write(escape_for_data(text) if self.data else visible(text))
+        shown = text if not self.show else escape_for_data(text) if self.data else visible(text)
+        self.stream.write(encodable(shown, getattr(self.stream, "encoding", None), data=self.data))
         return len(text)
 
     def writelines(self, lines) -> None:

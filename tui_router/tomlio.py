@@ -112,10 +112,15 @@ def dumps(data: dict[str, Any]) -> str:
     """TOML text for a session file: multi-line strings (diff-friendly), except when a string holds
     CR LF, which tomli_w writes into a multi-line string as a bare newline (the text would come back
     changed); then every string is written on one line, escapes and all. Lone surrogates become
-    U+FFFD (replace_surrogates), so the text can always be written, and sized, as UTF-8."""
+    U+FFFD (replace_surrogates), so the text can always be written, and sized, as UTF-8. Bidi
+    controls, C1 controls and the line/paragraph separators are written as \\uXXXX escapes (tomli_w
+    wrote them raw): `cat` or `git diff` of a session file reordered a line around a message's
+    U+202E; they read back as the same characters (inside basic strings, the only strings written)."""
     import tomli_w
 
-    return replace_surrogates(tomli_w.dumps(data, multiline_strings=not _has_crlf(data)))
+    from .textsafe import escape_for_data
+
+    return escape_for_data(replace_surrogates(tomli_w.dumps(data, multiline_strings=not _has_crlf(data))))
 
 
 def loads(text: str) -> dict[str, Any]:

@@ -27,6 +27,24 @@ def check_terminal() -> None:
         raise UserError(
             "the console needs an interactive terminal; for scripts use `tui-router route`, `eval` or `replay --headless`"
         )
+    import os
+
+    from ..textsafe import utf_encoding
+
+    if os.environ.get("TERM", "").strip().lower() == "dumb":
+        # Textual would draw anyway, and a terminal that cannot move the cursor shows its codes as text
+        raise UserError(
+            "the console needs a terminal that can move the cursor and TERM=dumb says this one cannot; "
+            "run it with TERM=xterm-256color, or use `tui-router route`, `eval` or `queue`"
+        )
+    # Textual draws on stderr: in ASCII (PYTHONIOENCODING=ascii, LC_ALL=C with PYTHONUTF8=0) every
+    # border and bar came out as \u2502 escapes and the screen was unreadable
+    encoding = getattr(sys.__stderr__, "encoding", None) or getattr(sys.stdout, "encoding", None)
+    if not utf_encoding(encoding):
+        raise UserError(
+            f"the console draws with UTF-8 but this terminal's output encoding is {encoding} "
+            "(PYTHONIOENCODING, LC_ALL/LANG); run it with a UTF-8 locale (LANG=C.UTF-8), or use `tui-router route`, `eval` or `queue`"
+        )
 
 
 def harden_terminal_input() -> None:

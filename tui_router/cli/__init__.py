@@ -82,8 +82,10 @@ def _main(argv: Sequence[str] | None) -> int:
         for dest, option in GLOBAL_OPTIONS.items():
             if dest not in args._takes and getattr(args, dest, None) is not None:
                 command.error(f"{option} does nothing for `{command.prog}`; leave it out (see `{command.prog} --help`)")
-    if getattr(args, "json", False) or getattr(args, "data_output", False):
-        sys.stdout.data = True  # a JSON or TOML document: \uXXXX keeps it valid
+    if getattr(args, "data_output", False):
+        sys.stdout.data = "toml"  # a TOML document: \uXXXX keeps it valid
+    elif getattr(args, "json", False):
+        sys.stdout.data = "json"
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:
         handler = _default_handler(parser)

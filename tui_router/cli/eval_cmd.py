@@ -243,8 +243,10 @@ def _write_markdown(path: str, reports, sections, command: str) -> None:
         "",
         sections_markdown(sections),
     ]
-    try:
-        atomic_write_text(Path(path), "\n".join(lines).rstrip() + "\n")
+    from ..textsafe import visible
+
+    try:  # names from files and servers: control characters as escapes, as on the terminal
+        atomic_write_text(Path(path), visible("\n".join(lines).rstrip()) + "\n")
     except OSError as exc:
         raise UserError(f"{path}: cannot write the Markdown report ({exc.strerror or exc})") from None
 

@@ -53,12 +53,13 @@ def run_queue(args: argparse.Namespace) -> int:
         print(f"queue: no unlabelled turns in {len(sessions)} file{'' if len(sessions) == 1 else 's'}")
         return 0
     print(f"queue: {total} unlabelled turn{'' if total == 1 else 's'} in {len(sessions)} file{'' if len(sessions) == 1 else 's'}, least certain first" + (f" (first {len(queue)})" if len(queue) < total else ""))
-    from ..app.format import shorten, shorten_start
+    from ..app.format import cells, one_line, pad, shorten, shorten_start
+    from ..textsafe import as_printed
 
     rows = [("file", "turn", "margin", "band", "choice", "message")]
     for e in queue:
-        rows.append((str(e.file), str(e.turn_number), "-" if e.margin is None else f"{e.margin:.3f}", e.band, e.choice or "-", e.message))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        rows.append((as_printed(one_line(str(e.file))), str(e.turn_number), "-" if e.margin is None else f"{e.margin:.3f}", e.band, e.choice or "-", e.message))
+    widths = [max(cells(r[i]) for r in rows) for i in range(5)]  # terminal cells: a file name in CJK is two a character
     message_width = 60
     if sys.stdout.isatty():
         # on a terminal every row stays one line (at 80 columns each row wrapped in two): the file
@@ -68,8 +69,8 @@ def run_queue(args: argparse.Namespace) -> int:
         widths[0] = min(widths[0], max(16, columns - others - 40))
         message_width = max(10, min(60, columns - others - widths[0]))
     for r in rows:
-        cells = [shorten_start(r[0], widths[0]), *r[1:5]]
-        print("  ".join(cell.ljust(w) if i != 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(cells, widths, strict=True))) + "  " + shorten(r[5], message_width))
+        shown = [shorten_start(r[0], widths[0]), *r[1:5]]
+        print("  ".join(pad(cell, w, right=i == 2) for i, (cell, w) in enumerate(zip(shown, widths, strict=True))) + "  " + shorten(r[5], message_width))
     return 0
 
 

@@ -21,9 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import UserError
     from ..route import build_router
+    from ..textsafe import is_blank
 
     message, replaced = read_message(args.message)
-    if not message.strip():
+    if is_blank(message):  # whitespace, or characters that draw nothing (U+200B, bidi controls)
         raise UserError("the message is empty: give the text to route (or '-' with text on stdin)")
     if replaced:
         print("tui-router: warning: the message was not valid UTF-8; the bad bytes were replaced with U+FFFD", file=sys.stderr)

@@ -54,10 +54,14 @@ def run_models(args: argparse.Namespace) -> int:
     if not models:
         print(f"{client.shown_url}/models lists no models")
         return 0
-    width = max(len(m.name) for m in models)
-    for m in models:
+    from ..app.format import cells, pad
+    from ..textsafe import as_printed
+
+    names = [as_printed(m.name) for m in models]  # measured as printed: escapes are wider
+    width = max(cells(n) for n in names)
+    for name, m in zip(names, models, strict=True):
         extra = "  ".join(part for part in (m.release_date, m.description) if part)
-        print(f"{m.name:<{width}}  {extra}".rstrip())
+        print(f"{pad(name, width)}  {extra}".rstrip())
     return 0
 
 
@@ -94,9 +98,15 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def format_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header) - 1)]
+    """Columns padded to terminal cells (a server's model name or error in CJK is two a character),
+    measured on the text as printed (control characters as escapes)."""
+    from ..app.format import cells, pad
+    from ..textsafe import as_printed
+
+    shown = [[as_printed(c) for c in row] for row in [header, *rows]]
+    widths = [max(cells(r[i]) for r in shown) for i in range(len(header) - 1)]
     lines = []
-    for row in [header, *rows]:
-        cells = [f"{str(c):<{w}}" for c, w in zip(row, widths, strict=False)] + [str(row[-1])]
-        lines.append("  ".join(cells).rstrip())
+    for row in shown:
+        padded = [pad(c, w) for c, w in zip(row, widths, strict=False)] + [row[-1]]
+        lines.append("  ".join(padded).rstrip())
     return "\n".join(lines)

@@ -34,14 +34,17 @@ def rank_items(items: list[PickerItem], query: str) -> list[tuple[PickerItem, tu
     Each word is matched fuzzily against the id (short, so the matcher stays fast), or as a plain
     substring of the description (ranked below an id match); the scores add up.
     """
-    words = query.strip().lower().split()
+    from ...textnorm import fold
+
+    # folded as retrieval folds text: "cafe" finds "Café", a fullwidth ｓｍｓ finds send_sms
+    words = fold(query.strip()).split()
     if not words:
         return [(item, ()) for item in items]
     search = FuzzySearch()
     ranked: list[tuple[float, int, PickerItem, tuple[int, ...]]] = []
     for order, item in enumerate(items):
         total, offsets = 0.0, set()
-        description = item.description.lower()
+        description = fold(item.description)
         for word in words:
             score, found = search.match(word, item.id)
             if score > 0:

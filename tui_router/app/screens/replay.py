@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from ...session import Session
 from ...textsafe import visible
-from ..format import display_path, shorten, shorten_start
+from ..format import cells, display_path, shorten, shorten_start
 from ..messages import ReplayFinished, ReplayRowReady, ReplayStarted
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
@@ -174,13 +174,14 @@ class ReplayScreen(Screen[None]):
         turns = f" ({len(self.session.turns)} turns)"
         width = app.size.width - 2
         for setup in setups:  # the longest form that leaves the file name room
-            room = width - len("replay ") - len(turns) - len(" │ now: ") - len(visible(setup, single_line=True)) - len(" │ ") - len(thresholds)
+            # in terminal cells: a catalog named in CJK is two a character (len() let the line wrap)
+            room = width - len("replay ") - len(turns) - len(" │ now: ") - cells(visible(setup, single_line=True)) - len(" │ ") - len(thresholds)
             if room + len(turns) >= 12:
                 break
         if room < 12:  # the turn count is in the Decision log's summary too
             room, turns = room + len(turns), ""
         if room < 8:  # still too long (a long catalog name): the setup gives way, never the line
-            setup = shorten(setup, max(8, len(setup) - (8 - room)))
+            setup = shorten(setup, max(8, cells(visible(setup, single_line=True)) - (8 - room)))
             room = 8
         self.query_one("#replay-status", Static).update(
             Content.assemble(

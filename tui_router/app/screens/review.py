@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, Static
 from ...errors import UserError
 from ...review import LabelEdit, Review
 from ...textsafe import visible
-from ..format import shorten, shorten_start
+from ..format import cells, shorten, shorten_start
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
@@ -211,10 +211,13 @@ class ReviewScreen(Screen[None]):
         if entry is None:
             return "empty"
         tail = f" turn {entry.turn_number}"
-        who = f" · reviewer {r.reviewer}" if r.reviewer else ""
-        if len(entry.file.name) + len(tail) + len(who) > room:
+        # in terminal cells: a reviewer or file named in CJK is two a character, and by len() the
+        # line wrapped at 110 to 120 columns
+        who = visible(f" · reviewer {r.reviewer}", single_line=True) if r.reviewer else ""
+        name = visible(entry.file.name, single_line=True)
+        if cells(name) + cells(tail) + cells(who) > room:
             who = ""
-        return shorten_start(entry.file.name, max(8, room - len(tail) - len(who))) + tail + visible(who, single_line=True)
+        return shorten_start(name, max(8, room - cells(tail) - cells(who))) + tail + who
 
     def show_current(self) -> None:
         self._header()

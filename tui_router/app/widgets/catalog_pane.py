@@ -22,8 +22,19 @@ from .safe_input import SafeInput
 
 
 def tool_matches(tool: Tool, words: list[str]) -> bool:
-    haystack = " ".join([tool.id, tool.when_to_use, tool.category or "", tool.title or "", *tool.keywords]).lower()
+    from ...textnorm import fold  # lazily: the console draws its first frame before routing loads
+
+    haystack = fold(" ".join([tool.id, tool.when_to_use, tool.category or "", tool.title or "", *tool.keywords]))
     return all(word in haystack for word in words)
+
+
+def filter_words(query: str) -> list[str]:
+    """The filter's words folded as retrieval folds text (textnorm.fold: NFKC, case, accents, zero-width
+    characters): `cafe` finds "Café", `ｓｍｓ` finds sms, and an accent typed as a combining mark (e +
+    U+0301, as some keyboards send it) finds the precomposed é. With .lower() none of them did."""
+    from ...textnorm import fold
+
+    return fold(query).split()
 
 
 def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[Option]:
@@ -31,7 +42,7 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
 
     Ids are padded so the risk words line up when the pane is wide enough for both.
     """
-    words = query.lower().split()
+    words = filter_words(query)
     options: list[Option] = []
     longest = max([len(t.id) for t in catalog.tools] + [len(catalog.none_option)])
     room = width - 3  # the option's own padding and the leading space
@@ -48,7 +59,9 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
     if shown:
         options.append(Option(Content.styled("escalation", "bold $text-accent"), disabled=True))
         options.extend(_tool_option(t, pad, room) for t in shown)
-    none_text = f"{catalog.none_option} {NONE_DESCRIPTION}".lower()
+    from ...textnorm import fold
+
+    none_text = fold(f"{catalog.none_option} {NONE_DESCRIPTION}")
     if all(word in none_text for word in words):
         options.append(Option(Content.styled("none option", "bold $text-accent"), disabled=True))
         options.append(Option(Content.styled(f" {catalog.none_option}", "italic"), id=catalog.none_option))

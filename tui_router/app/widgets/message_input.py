@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual import events
 from textual.binding import Binding
 
+from ...textsafe import is_blank
 from ..messages import TurnSubmitted
 from ..terminal_input import unescape_paste
 from .safe_input import SafeInput
@@ -52,7 +53,7 @@ class MessageInput(SafeInput):
     def submit_now(self) -> None:
         """Send exactly what is in the box now, and empty it, before the next key is handled."""
         message = self.value.strip()
-        if not message:
+        if is_blank(message):  # nothing visible (U+200B alone, a bidi control): not a message
             return
         self.value = ""
         self.post_message(TurnSubmitted(message))

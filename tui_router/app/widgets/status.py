@@ -45,12 +45,21 @@ class Status:
             if compact.cell_length <= width - 2:
                 return compact
         # One line always (issue 13): the session path gives way from the left ("…/sessions/x.toml").
+        # Cut in terminal cells: a path or catalog named in CJK is two cells a character, and cut by
+        # characters the line still wrapped.
+        from ..format import cells, shorten, shorten_start
+
         plain = self.render_compact(sep, short_thresholds, False, short_model)
         full_session = self.session or "new"
-        room = width - 2 - (plain.cell_length - len(full_session))
+        room = width - 2 - (plain.cell_length - cells(full_session))
         if room >= 12:
-            return replace(self, session="…" + full_session[-(room - 1) :]).render_compact(sep, short_thresholds, False, short_model)
-        return replace(self, session="…" + full_session[-11:], model="").render_compact(sep, short_thresholds, False, "")
+            return replace(self, session=shorten_start(full_session, room)).render_compact(sep, short_thresholds, False, short_model)
+        last = replace(self, session=shorten_start(full_session, 12), model="")
+        line = last.render_compact(sep, short_thresholds, False, "")
+        over = line.cell_length - (width - 2)
+        if over > 0:  # a long catalog name gives way too
+            line = replace(last, catalog=shorten(self.catalog, max(8, cells(self.catalog) - over))).render_compact(sep, short_thresholds, False, "")
+        return line
 
     def render_full(self, sep: tuple[str, str]) -> Content:
         catalog = self.catalog + (f" ({self.options} options)" if self.options is not None else "")
