@@ -121,7 +121,8 @@ def test_retrieval_finds_a_tool_through_hindi_words_and_through_zero_width_chara
 # ---------------------------------------------------------------- the CLI, any encoding
 
 
-def i18n_session(path: Path) -> Path:
+def i18n_session(path: Path, suffix: str = "") -> Path:
+    # suffix: two files with the same turns count once (a copied file), so a second file differs
     turns = [
         Turn(
             message=message,
@@ -137,7 +138,7 @@ def i18n_session(path: Path) -> Path:
                 outcome="pending",
             ),
         )
-        for message, label in ((CJK, "send_sms"), (MIXED, None), (f"{FAMILY} {FLAGS}", None))
+        for message, label in ((CJK + suffix, "send_sms"), (MIXED + suffix, None), (f"{FAMILY} {FLAGS}{suffix}", None))
     ]
     save_session(Session(session=SessionInfo(id="i18n"), turns=turns), path)
     return path
@@ -190,7 +191,7 @@ def test_queue_columns_line_up_with_wide_file_names(tmp_path: Path) -> None:
     folder = tmp_path / "会话记录"
     folder.mkdir()
     i18n_session(folder / "セッション.toml")
-    i18n_session(folder / "b.toml")
+    i18n_session(folder / "b.toml", suffix=" 2")
     done = tui_router("queue", str(folder), env={})
     assert done.returncode == 0, done.stderr
     rows = done.stdout.splitlines()[1:]
