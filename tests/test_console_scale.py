@@ -1,0 +1,152 @@
+"""The console with a team's months of data (benchmarks/bench_console_scale.py measures the times;
+these tests pin the behaviours behind them): a long review queue draws only the rows on screen, the
+sessions folder is read off the UI thread, and an opened long session has its file text made in a
+worker, written byte for byte as before."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from app_harness import make_app, make_config, screen_text, settle
+from test_app_review import decided, write
+
+from tui_router.app.screens.review import QueueTable, ReviewScreen
+from tui_router.review import Review
+from tui_router.session import Session, SessionInfo, Turn, TurnDecision, dumps_session, load_session
+from tui_router.workspace import Workspace
+
+
+def long_session(path: Path, count: int, labelled_every: int = 0) -> Path:
+    turns = []
+    for i in range(count):
+        turn = decided(f"turn {i:04d} remind me or text me", {"create_reminder": 0.5 + (i % 40) / 100, "send_sms": 0.3, "defer_to_llm": 0.2})
+        turn.at = f"2026-11-30T10:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        if labelled_every and i % labelled_every == 0:
+            turn.label, turn.label_source, turn.reviewer = "send_sms", "hand", "dana"
+        turns.append(turn)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps_session(Session(session=SessionInfo(id=path.stem, catalog="tiny"), turns=turns)), encoding="utf-8")
+    return path
+
+
+async def test_a_long_review_queue_formats_only_the_rows_on_screen_and_scrolls_to_its_end(tmp_path: Path, monkeypatch) -> None:
+    # A DataTable built and measured every row up front, twice (mount, then the first resize): 14,581
+    # queued turns of a 50-file folder froze the console for about 6 s before the queue showed.
+    path = long_session(tmp_path / "sessions" / "long.toml", 600)
+    formatted: list[int] = []
+    real_cells = QueueTable.cells
+
+    def counting(self: QueueTable, position: int):
+        formatted.append(position)
+        return real_cells(self, position)
+
+    monkeypatch.setattr(QueueTable, "cells", counting)
+    app = make_app(make_config(tmp_path), review=Review.of_files([path], reviewer="dana"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        table = screen.query_one(QueueTable)
+        assert table.row_count == 600
+        assert len(set(formatted)) < 60  # the rows on screen (about 17), not the 600
+        first = screen.review.entries[0]
+        assert first.message in screen_text(app)
+        await pilot.press("end")
+        await settle(app, pilot)
+        last = screen.review.entries[-1]
+        assert table.cursor_row == 599 and screen.review.position == 599
+        text = screen_text(app)
+        assert f"  {last.turn_number}  " in text and "margin" in text  # the last row, under the header
+        assert screen.review.current is last
+        await pilot.press("1")  # a label on the last row is written and the row redrawn
+        await settle(app, pilot)
+        assert load_session(path).turns[last.index].label == "create_reminder"
+        assert "create_reminder" in [str(c) for c in table.cells(599)]
+
+
+async def test_the_palette_review_queue_reads_the_sessions_folder_off_the_ui_thread(tmp_path: Path, monkeypatch) -> None:
+    # `view: review queue` read every file of the sessions folder on the UI thread: 50 files of
+    # months of turns froze the console for seconds, keys and frames waiting.
+    config = make_config(tmp_path)
+    folder = tmp_path / "sessions"
+    for n in range(3):
+        write(folder / f"s{n}.toml", [decided(f"s{n} show my agenda", {"list_events": 0.6, "defer_to_llm": 0.4})])
+    from tui_router.app import app as app_module
+
+    readers: list[str] = []
+    real_load = app_module.load_session
+
+    def load(path):
+        readers.append(threading.current_thread().name)
+        return real_load(path)
+
+    monkeypatch.setattr(app_module, "load_session", load)
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.action_review_queue()
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert {e.file.name for e in app.screen.review.entries} == {"s0.toml", "s1.toml", "s2.toml"}
+    assert len(readers) == 3 and threading.main_thread().name not in readers
+
+
+async def test_a_broken_file_in_the_folder_is_a_notification_when_read_in_the_worker(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    folder = tmp_path / "sessions"
+    write(folder / "good.toml", [decided("show my agenda", {"list_events": 0.6, "defer_to_llm": 0.4})])
+    (folder / "broken.toml").write_text("[session\nid = 1", encoding="utf-8")
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.action_review_queue()
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ReviewScreen)
+        assert any("broken.toml" in n.message for n in app._notifications)
+    assert (folder / "broken.toml").read_text(encoding="utf-8") == "[session\nid = 1"
+
+
+async def test_an_opened_long_session_has_its_file_text_made_in_a_worker_and_saves_byte_identical(tmp_path: Path) -> None:
+    # The first label in a session opened with 5,000 turns formatted every turn's TOML on the UI
+    # thread (about 0.8 s frozen); a worker makes them after the first frame. The file written is
+    # the same, byte for byte.
+    path = long_session(tmp_path / "sessions" / "long.toml", 300, labelled_every=7)
+    original = path.read_text(encoding="utf-8")
+    app = make_app(make_config(tmp_path), session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.workspace.texts_ready == 300  # before any change: ready for the first save
+        app.log_table.focus()
+        app.log_table.select(150)
+        await pilot.press("a")
+        await settle(app, pilot)
+        labelled = path.read_text(encoding="utf-8")
+        assert labelled == dumps_session(app.session)
+        assert load_session(path).turns[150].label == "create_reminder"
+        await pilot.press("u")
+        await settle(app, pilot)
+        after = path.read_text(encoding="utf-8")
+        assert after == dumps_session(app.session)
+        # the turns as they were, byte for byte (the console adds the backend to [session] once)
+        assert after[after.index("[[turns]]"):] == original[original.index("[[turns]]"):]
+
+
+def test_prepare_texts_beside_changes_on_another_thread_never_keeps_a_stale_turn(tmp_path: Path) -> None:
+    path = long_session(tmp_path / "long.toml", 400)
+    workspace = Workspace(load_session(path), tmp_path)
+    worker = threading.Thread(target=workspace.prepare_texts)
+    worker.start()
+    for index in range(0, 400, 3):  # the UI thread labels while the worker formats
+        workspace.set_label(index, "send_sms")
+    worker.join()
+    assert workspace.snapshot().text == dumps_session(workspace.session)
+
+
+def test_prepare_texts_for_a_session_switched_away_keeps_nothing(tmp_path: Path) -> None:
+    workspace = Workspace(load_session(long_session(tmp_path / "a.toml", 50)), tmp_path)
+    other = Session(session=SessionInfo(id="b"), turns=[Turn(message="hello", decision=TurnDecision(band="unresolved"))])
+    workspace.switch(other)
+    workspace.prepare_texts()
+    assert workspace.texts_ready == 1
+    assert workspace.snapshot().text.count("[[turns]]") == 1
