@@ -150,3 +150,107 @@ def test_prepare_texts_for_a_session_switched_away_keeps_nothing(tmp_path: Path)
     workspace.prepare_texts()
     assert workspace.texts_ready == 1
     assert workspace.snapshot().text.count("[[turns]]") == 1
+
+
+def long_catalog(folder: Path, count: int) -> Path:
+    import tomli_w
+
+    verbs = ["archive", "export", "sync", "render", "merge"]
+    tools = [
+        {"id": f"{verbs[i % 5]}_record_{i:04d}", "when_to_use": f"{verbs[i % 5].capitalize()} record {i} for team {i % 7}.", "category": f"group{i % 4}", "keywords": [verbs[i % 5]]}
+        for i in range(count)
+    ]
+    tools += [
+        {"id": "ask_user", "when_to_use": "Ask the user a clarifying question.", "risk": "escalation"},
+        {"id": "human_review", "when_to_use": "Hand the turn to a person.", "risk": "escalation"},
+    ]
+    path = folder / "long-catalog.toml"
+    path.write_text(tomli_w.dumps({"name": "long", "none_option": "defer_to_llm", "tools": tools}), encoding="utf-8")
+    return path
+
+
+def listed_ids(options) -> list[str]:
+    return [options.get_option_at_index(i).id for i in range(options.option_count) if options.get_option_at_index(i).id]
+
+
+def option_texts(options) -> list[str]:
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+async def test_the_catalog_pane_over_a_long_catalog_lists_a_page_says_how_many_more_and_filters_them_all(tmp_path: Path) -> None:
+    # Every keystroke in the Catalog filter re-listed all 10,000 tools (an OptionList lays out every
+    # option: about a second a key). It lists LIST_LIMIT tools and says how many more match.
+    from textual.widgets import Input, OptionList
+
+    from tui_router.app.widgets.catalog_pane import LIST_LIMIT
+
+    config = make_config(tmp_path, catalog=str(long_catalog(tmp_path, 1000)))
+    app = make_app(config)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(app, pilot)
+        options = app.query_one("#catalog-list", OptionList)
+        ids = listed_ids(options)
+        assert len(ids) == LIST_LIMIT + 3  # the page, the two escalation options and the none option
+        assert ids[-3:] == ["ask_user", "human_review", "defer_to_llm"]
+        assert any("… 700 more match" in text for text in option_texts(options))
+        box = app.query_one("#catalog-filter", Input)
+        box.focus()
+        await pilot.press(*"0999")  # the last tool: past the page, found by the filter
+        await settle(app, pilot)
+        assert listed_ids(options) == ["merge_record_0999"]
+        box.value = "merge"
+        await settle(app, pilot)
+        assert len(listed_ids(options)) == 200 and not any("more match" in t for t in option_texts(options))
+        # a turn's choice past the page is still shown: the filter names it
+        box.value = ""
+        await settle(app, pilot)
+        app.query_one("#catalog-pane").show_option("merge_record_0999")
+        await pilot.pause()
+        assert options.highlighted_option is not None and options.highlighted_option.id == "merge_record_0999"
+
+
+async def test_the_label_picker_over_a_long_catalog_lists_a_page_keeps_the_label_and_picks_what_was_typed(tmp_path: Path) -> None:
+    # `l` over 10,000 options laid out every one of them (a second to open, and again per key).
+    from textual.widgets import OptionList
+
+    from tui_router.app.screens.picker import LIST_LIMIT, OptionPicker
+
+    session = Session(
+        session=SessionInfo(id="s", catalog="long"),
+        turns=[Turn(message="merge record 999", label="merge_record_0999", decision=TurnDecision(choice="merge_record_0999", probabilities={"merge_record_0999": 0.9, "defer_to_llm": 0.1}, confidence=0.8, band="high", action="execute", outcome="proposed"))],
+    )
+    config = make_config(tmp_path, catalog=str(long_catalog(tmp_path, 1000)))
+    app = make_app(config, session=session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.log_table.focus()
+        await pilot.press("l")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, OptionPicker)
+        options = picker.query_one(OptionList)
+        ids = listed_ids(options)
+        assert len(ids) == LIST_LIMIT
+        assert ids[0] == "merge_record_0999" and options.highlighted == 0  # the label, past the page, kept
+        assert "… 703 more match: type more letters to narrow" in option_texts(options)
+        await pilot.press(*"rec_0998")
+        await pilot.pause()
+        assert listed_ids(options)[0] == "render_record_0998"
+        await pilot.press("enter")
+        await settle(app, pilot)
+    assert app.session.turns[0].label == "render_record_0998"
+
+
+def test_the_picker_narrowing_as_one_types_ranks_as_the_whole_catalog_would() -> None:
+    from tui_router.app.screens.picker import PickerItem, rank_items
+
+    items = [PickerItem(f"{verb}_{noun}_{i}", f"{verb} a {noun} for team {i % 9}", "read") for i, (verb, noun) in enumerate((v, n) for v in ("send", "sync", "show", "search") for n in ("sms", "ship", "sheet", "stack", "snap")) for _ in range(3)]
+    for typed in ("sh 1", "search sta", "ss t", "snap team 4", "shp"):
+        matched: tuple[str, list[PickerItem]] | None = None
+        for k in range(1, len(typed) + 1):
+            query = typed[:k]
+            pool = matched[1] if matched and matched[0].strip() and query.startswith(matched[0]) else items
+            ranked = rank_items(pool, query)
+            kept = {id(item) for item, _ in ranked}
+            matched = (query, [item for item in pool if id(item) in kept])
+            assert [(i.id, o) for i, o in ranked] == [(i.id, o) for i, o in rank_items(items, query)], query
