@@ -18,6 +18,7 @@ ran (a probe task sleeping 5 ms at a time: a stall is the time the UI could not 
 - review: `tui-router review FOLDER` (50 files) to the queue painted; the palette's review queue
   over the same folder from the console.
 - whatif: the what-if dialog over the 5,000-turn session.
+- replay: the console's replay of the 5,000-turn session, to its summary line.
 """
 
 from __future__ import annotations
@@ -341,12 +342,45 @@ async def bench_whatif(paths: dict[str, Path], runs: int) -> dict[str, float]:
     return {"whatif_ms": statistics.median(times), "whatif_worst_stall_ms": worst}
 
 
+async def bench_replay(paths: dict[str, Path], runs: int) -> dict[str, float]:
+    """The console's replay of the 5,000-turn session (local backend): to the summary line, and the
+    worst stall while rows arrive (keys are read meanwhile)."""
+    from tui_router.app.screens.replay import ReplayScreen
+    from tui_router.session import load_session
+
+    work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    copy = work / "big.toml"
+    shutil.copy(paths["big"], copy)
+    session = load_session(copy)
+    app = await _ready_app(config_for(paths["catalog1k"], "local", work))
+    times, stalls = [], []
+    async with app.run_test(size=SIZE) as pilot:
+        await app.wait_for_router()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for _ in range(max(1, runs // 3)):
+            with LagProbe() as probe:
+                started = time.perf_counter()
+                app.open_replay(session)
+                await pilot.pause()
+                screen = app.screen
+                assert isinstance(screen, ReplayScreen)
+                while screen.report is None:
+                    await asyncio.sleep(0.05)
+                await painted(app)
+                times.append(time.perf_counter() - started)
+            stalls.append(probe.ms)
+            app.pop_screen()
+            await pilot.pause()
+    return {"replay_5000_s": statistics.median(times), "replay_worst_stall_ms": max(stalls)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help="where the synthetic data is (made there if missing)")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="open,label,filter,picker,review,whatif")
+    parser.add_argument("--only", default="open,label,filter,picker,review,whatif,replay")
     args = parser.parse_args()
     if args.child:
         child(*args.child)
@@ -355,7 +389,7 @@ def main() -> None:
     paths = ensure_data(data)
     wanted = args.only.split(",")
     results: dict[str, float] = {}
-    for name, run in (("open", bench_open), ("label", bench_label), ("filter", bench_filter), ("picker", bench_picker), ("review", bench_review), ("whatif", bench_whatif)):
+    for name, run in (("open", bench_open), ("label", bench_label), ("filter", bench_filter), ("picker", bench_picker), ("review", bench_review), ("whatif", bench_whatif), ("replay", bench_replay)):
         if name not in wanted:
             continue
         out = run(paths, args.runs)

@@ -254,3 +254,43 @@ def test_the_picker_narrowing_as_one_types_ranks_as_the_whole_catalog_would() ->
             kept = {id(item) for item, _ in ranked}
             matched = (query, [item for item in pool if id(item) in kept])
             assert [(i.id, o) for i, o in ranked] == [(i.id, o) for i, o in rank_items(items, query)], query
+
+
+async def test_a_long_replay_in_the_console_lets_keys_and_frames_through_while_it_runs(tmp_path: Path) -> None:
+    # In-process backends answer inline, and the replay worker routed every turn without giving the
+    # event loop a turn: replaying 5,000 turns froze the console for about 11 s, `q` unanswered.
+    import asyncio
+
+    from tui_router.app.screens.replay import ReplayScreen, ReplayTable
+    from tui_router.route import build_router
+
+    path = long_session(tmp_path / "sessions" / "long.toml", 1500)
+    config = make_config(tmp_path)
+    router = build_router(config)
+    routed = 0
+    real = router.aroute
+
+    async def counting(*args, **kwargs):
+        nonlocal routed
+        routed += 1
+        return await real(*args, **kwargs)
+
+    router.aroute = counting  # counts, and routes as before
+    app = make_app(config, router=router)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        seen: list[int] = []
+        app.open_replay(load_session(path))
+        asyncio.get_running_loop().call_later(0.05, lambda: seen.append(routed))
+        while not seen:
+            await asyncio.sleep(0.01)
+        assert seen[0] < 1500  # the loop ran a timer while the replay went on
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await settle(app, pilot)
+        assert screen.report is not None and len(screen.report.rows) == 1500
+        table = screen.query_one(ReplayTable)
+        assert table.row_count == 1500
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.cursor_row == 1499 and "1500" in screen_text(app)

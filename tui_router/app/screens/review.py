@@ -13,17 +13,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.geometry import Region, Size
 from textual.message import Message
-from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 from textual.widgets import Footer, Static
 
 from ...errors import UserError
@@ -33,6 +29,7 @@ from ..format import shorten, shorten_start
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
+from ..widgets.row_table import RowTable
 from ..widgets.turn_panes import compose_turn_panes
 
 
@@ -54,61 +51,22 @@ class ReviewStepDone(Message):
         self.step = step
 
 
-class QueueTable(ScrollView, can_focus=True):
-    """One row per queued turn: file, turn, margin, band, choice, label, message.
-
-    A line-API widget, not a DataTable: a DataTable builds and measures every cell of every row up
-    front (twice at start: mount, then the first resize), which took about 6 s for the 14,000
-    unlabelled turns of a 50-file folder, the console frozen meanwhile. Here a row is formatted when
-    it is drawn, so only the rows on screen cost anything, whatever the length of the queue."""
+class QueueTable(RowTable):
+    """One row per queued turn: file, turn, margin, band, choice, label, message (a RowTable: only
+    the rows on screen are formatted, whatever the length of the queue)."""
 
     COLUMNS = [("file", 14), ("#", 3), ("margin", 6), ("band", 10), ("choice", 16), ("label", 16), ("message", 0)]
-    COMPONENT_CLASSES = {"queue-table--header", "queue-table--odd-row", "queue-table--even-row", "queue-table--cursor"}
-    DEFAULT_CSS = """
-    QueueTable {
-        background: $surface;
-        overflow-x: hidden;
-        color: $foreground;
-        &:focus {
-            background-tint: $foreground 5%;
-            & > .queue-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: $block-cursor-text-style; }
-            & > .queue-table--header { background-tint: $foreground 5%; }
-        }
-        &:dark > .queue-table--even-row { background: $surface-darken-1 40%; }
-        & > .queue-table--header { text-style: bold; background: $panel; color: $foreground; }
-        & > .queue-table--even-row { background: $surface-lighten-1 50%; }
-        & > .queue-table--cursor { background: $block-cursor-blurred-background; color: $block-cursor-blurred-foreground; text-style: $block-cursor-blurred-text-style; }
-    }
-    """
-    BINDINGS = [
-        Binding("up", "move(-1)", "Up", id="queue.up", show=False, tooltip="Previous queued turn"),
-        Binding("down", "move(1)", "Down", id="queue.down", show=False, tooltip="Next queued turn"),
-        Binding("pageup", "page(-1)", "Page up", id="queue.page_up", show=False, tooltip="A page of turns up"),
-        Binding("pagedown", "page(1)", "Page down", id="queue.page_down", show=False, tooltip="A page of turns down"),
-        Binding("home", "jump(0)", "First", id="queue.first", show=False, tooltip="The first queued turn"),
-        Binding("end", "jump(-1)", "Last", id="queue.last", show=False, tooltip="The last queued turn"),
-    ]
-
-    class RowHighlighted(Message):
-        """The cursor moved to `cursor_row` (as DataTable.RowHighlighted)."""
-
-        def __init__(self, table: QueueTable, cursor_row: int) -> None:
-            super().__init__()
-            self.table = table
-            self.cursor_row = cursor_row
-
-        @property
-        def control(self) -> QueueTable:
-            return self.table
-
-    cursor_row: reactive[int] = reactive(0, always_update=True)
 
     def __init__(self, review: Review, **kwargs) -> None:
         super().__init__(**kwargs)
         self.review = review
-        self._built_for = -1
-        self._widths: list[int] = []
-        self._strips: dict[tuple[int, bool, bool, int], Strip] = {}
+
+    @property
+    def row_count(self) -> int:
+        return len(self.review.entries)
+
+    def headers(self) -> list[str]:
+        return [name for name, _ in self.COLUMNS]
 
     def widths(self) -> list[int]:
         width = self.scrollable_content_region.width or 80
@@ -140,116 +98,6 @@ class QueueTable(ScrollView, can_focus=True):
             (entry.message, ""),
         ]
         return [Text(shorten(v, w), style=s, no_wrap=True, end="") for (v, s), w in zip(values, widths, strict=True)]
-
-    def get_row_at(self, position: int) -> list[Text]:
-        """The cells of row `position` (as DataTable.get_row_at)."""
-        return self.cells(position)
-
-    @property
-    def row_count(self) -> int:
-        return len(self.review.entries)
-
-    def _line(self, cells: list[Text]) -> Text:
-        # each cell padded by one space either side, as a DataTable draws it
-        line = Text(no_wrap=True, end="")
-        for cell, width in zip(cells, self._widths, strict=True):
-            cell = cell.copy()
-            cell.truncate(width, pad=True)
-            line.append(" ")
-            line.append_text(cell)
-            line.append(" ")
-        return line
-
-    def rebuild(self) -> None:
-        """Take the current width and theme: rows are drawn again as they are shown."""
-        self._built_for = self.scrollable_content_region.width
-        self._widths = self.widths()
-        self._strips.clear()
-        self.virtual_size = Size(self.scrollable_content_region.width or 1, len(self.review.entries) + 1)  # + the header
-        self.cursor_row = min(max(self.cursor_row, 0), max(len(self.review.entries) - 1, 0))
-        self.refresh()
-
-    def redraw_row(self, position: int) -> None:
-        for key in [k for k in self._strips if k[0] == position]:
-            del self._strips[key]
-        self.refresh()
-
-    def on_resize(self) -> None:
-        if self.scrollable_content_region.width != self._built_for:
-            self.rebuild()
-
-    def on_mount(self) -> None:
-        # band colours are the theme's, taken when a row is drawn: a new theme draws the rows again
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.rebuild())
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._strips.clear()
-        self.refresh()
-
-    def on_focus(self) -> None:
-        self._strips.clear()  # the cursor's colours differ with focus
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self._strips.clear()
-        self.refresh()
-
-    def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        if not self._widths:
-            self._widths = self.widths()
-        if y == 0:  # the header stays at the top
-            style = self.get_component_rich_style("queue-table--header")
-            header = Text(no_wrap=True, end="")
-            for (name, _), w in zip(self.COLUMNS, self._widths, strict=True):
-                header.append(" " + name.ljust(w)[:w] + " ")
-            return Strip(header.render(self.app.console)).apply_style(style).extend_cell_length(width, style).crop(0, width)
-        position = self.scroll_offset.y + y - 1
-        if position >= len(self.review.entries):
-            return Strip.blank(width, self.rich_style)
-        cursor = position == self.cursor_row
-        key = (position, cursor, self.has_focus, width)
-        strip = self._strips.get(key)
-        if strip is None:
-            names = ["queue-table--cursor"] if cursor else ["queue-table--even-row" if position % 2 else "queue-table--odd-row"]
-            style = self.rich_style + self.get_component_rich_style(*names)
-            line = self._line(self.cells(position))
-            if cursor:
-                line = Text(line.plain, no_wrap=True, end="")  # the cursor's own colours, readable on any band
-            strip = Strip(line.render(self.app.console)).apply_style(style).extend_cell_length(width, style).crop(0, width)
-            self._strips[key] = strip
-        return strip
-
-    # -- the cursor
-    def validate_cursor_row(self, value: int) -> int:
-        return max(0, min(len(self.review.entries) - 1, value)) if self.review.entries else 0
-
-    def watch_cursor_row(self, old: int, new: int) -> None:
-        self.refresh()
-        if not self.review.entries:
-            return
-        self.scroll_to_region(Region(0, new, 1, 2), animate=False, force=True)  # the row and the header above it
-        if old != new:
-            self.post_message(self.RowHighlighted(self, new))
-
-    def move_cursor(self, *, row: int, animate: bool = False) -> None:
-        self.cursor_row = row
-
-    def action_move(self, step: int) -> None:
-        self.cursor_row += step
-
-    def action_page(self, direction: int) -> None:
-        self.cursor_row += direction * max(1, self.scrollable_content_region.height - 2)
-
-    def action_jump(self, where: int) -> None:
-        self.cursor_row = len(self.review.entries) - 1 if where < 0 else 0
-
-    def on_click(self, event: events.Click) -> None:
-        if event.y >= 1:
-            position = self.scroll_offset.y + event.y - 1
-            if 0 <= position < len(self.review.entries):
-                self.cursor_row = position
 
 
 class ReviewScreen(Screen[None]):
@@ -377,8 +225,8 @@ class ReviewScreen(Screen[None]):
         for pane in ("#review-candidates-pane", "#review-distribution-pane"):
             self.query_one(pane).border_subtitle = subtitle
 
-    @on(QueueTable.RowHighlighted, "#review-queue")
-    def _highlighted(self, event: QueueTable.RowHighlighted) -> None:
+    @on(RowTable.RowHighlighted, "#review-queue")
+    def _highlighted(self, event: RowTable.RowHighlighted) -> None:
         row = event.cursor_row
         if row in self._moved_here:  # the screen moved the cursor to follow the queue
             self._moved_here.discard(row)
