@@ -30,7 +30,6 @@ _CHILD_START = time.time()
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import json  # noqa: E402
-import os  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402

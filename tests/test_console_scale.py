@@ -294,3 +294,26 @@ async def test_a_long_replay_in_the_console_lets_keys_and_frames_through_while_i
         await pilot.press("end")
         await pilot.pause()
         assert table.cursor_row == 1499 and "1500" in screen_text(app)
+
+
+async def test_the_what_if_dialog_over_a_long_session_draws_its_lines_a_screen_at_a_time(tmp_path: Path) -> None:
+    # A Static laid out the whole diff at once (hundreds to thousands of lines over months of turns);
+    # the dialog now wraps plain lines once and draws the rows on screen, every line still there.
+    from tui_router.app.widgets.wrapped_lines import WrappedLines
+
+    path = long_session(tmp_path / "sessions" / "long.toml", 400, labelled_every=5)
+    app = make_app(make_config(tmp_path), session=load_session(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert app.show_what_if("0.99 0.98")  # every medium turn falls to low
+        await pilot.pause()
+        view = app.screen.query_one("#whatif-scroll", WrappedLines)
+        changed = int(view.lines[0].split()[1])
+        assert view.lines[0] == f"what-if: {changed} of 400 routed turns would change band or action" and changed > 200
+        assert len(view.lines) > changed and view.virtual_size.height >= len(view.lines)  # long lines wrap at 80
+        assert view.max_scroll_y > 200
+        assert view.lines[0] in screen_text(app)
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y
+        assert view.lines[-1].strip() in screen_text(app)  # the band accuracy, last

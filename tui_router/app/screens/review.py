@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -31,6 +31,7 @@ from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
 from ..widgets.row_table import RowTable
 from ..widgets.turn_panes import compose_turn_panes
+from ..widgets.wrapped_lines import WrappedLines
 
 
 @dataclass
@@ -392,15 +393,14 @@ class WhatIfScreen(ModalScreen[None]):
         with Vertical(id="whatif-dialog") as dialog:
             dialog.border_title = self.title_text
             dialog.border_subtitle = "escape: close"
-            with VerticalScroll(id="whatif-scroll"):
-                # messages come from session files: untrusted, shown as plain text
-                yield Static(Content(visible("\n".join(self.lines))), id="whatif-text")
+            # messages come from session files: untrusted, shown as plain text; drawn a screen at a time
+            yield WrappedLines(visible("\n".join(self.lines)).split("\n"), id="whatif-scroll")
         # without its own footer the console's showed through (a Accept, l Label: keys this dialog ignores)
         yield Footer()
 
     def on_mount(self) -> None:
         # a long diff is taller than the dialog: focus its scroll so the keys read the rest
-        self.query_one("#whatif-scroll", VerticalScroll).focus()
+        self.query_one("#whatif-scroll", WrappedLines).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)
