@@ -8,8 +8,10 @@ a folder of 50 sessions (20,000 turns), and a 10,000-tool catalog. Backend `loca
 and `bm25` (catalog 10,000: the semantic backend's first start embeds for minutes, and the
 embedding is not what is measured here). Headless, 120x40.
 
-Each figure is a median over --runs, and each comes with the worst event-loop stall seen while it
-ran (a probe task sleeping 5 ms at a time: a stall is the time the UI could not paint or read a key).
+Each figure is a median over --runs, and each comes with the event-loop stalls seen while it ran
+(median and worst; a probe callback every 5 ms: a stall is the time the UI could not paint or read
+a key). On a machine shared with other jobs the worst stall includes the time the process waited
+for a CPU: read the medians, and compare runs made together (`--base DIR` below).
 
 - open: `tui-router open big.toml` as a fresh process, spawn to the first full frame (the log drawn).
 - label: `a` on a turn in the middle of the 5,000, until its autosave is on disk; then `u` (undo).
@@ -207,8 +209,12 @@ async def bench_label(paths: dict[str, Path], runs: int) -> dict[str, float]:
         "home_end_ms": statistics.median(scroll_ms),
         "label_autosave_ms": statistics.median(label_ms),
         "undo_autosave_ms": statistics.median(undo_ms),
+        "label_stall_p50_ms": statistics.median(stalls),
         "label_worst_stall_ms": max(stalls),
     }
+
+
+STALLS: list[float] = []  # every key's stall in the current measure (the medians printed)
 
 
 async def _type_keys(app, pilot, keys: str) -> tuple[list[float], float]:
@@ -221,6 +227,7 @@ async def _type_keys(app, pilot, keys: str) -> tuple[list[float], float]:
             await painted(app)
             times.append((time.perf_counter() - started) * 1000)
         worst = max(worst, probe.ms)
+        STALLS.append(probe.ms)
     return times, worst
 
 
@@ -229,6 +236,7 @@ async def bench_filter(paths: dict[str, Path], runs: int) -> dict[str, float]:
 
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     app = await _ready_app(config_for(paths["catalog10k"], "bm25", work))
+    STALLS.clear()
     async with app.run_test(size=SIZE) as pilot:
         await app.wait_for_router()
         await app.workers.wait_for_complete()
@@ -244,7 +252,7 @@ async def bench_filter(paths: dict[str, Path], runs: int) -> dict[str, float]:
             t, w = await _type_keys(app, pilot, ["backspace"] * 4)
             times += t
             worst = max(worst, w)
-    return {"filter_key_ms": statistics.median(times), "filter_key_max_ms": max(times), "filter_worst_stall_ms": worst}
+    return {"filter_key_ms": statistics.median(times), "filter_key_max_ms": max(times), "filter_stall_p50_ms": statistics.median(STALLS), "filter_worst_stall_ms": worst}
 
 
 async def bench_picker(paths: dict[str, Path], runs: int) -> dict[str, float]:
@@ -255,6 +263,7 @@ async def bench_picker(paths: dict[str, Path], runs: int) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     app = await _ready_app(config_for(paths["catalog10k"], "bm25", work))
     opens, keys, worst = [], [], 0.0
+    STALLS.clear()
     async with app.run_test(size=SIZE) as pilot:
         await app.wait_for_router()
         app.post_message(TurnSubmitted("archive the shipment record in SAP"))
@@ -273,12 +282,13 @@ async def bench_picker(paths: dict[str, Path], runs: int) -> dict[str, float]:
                 await painted(app)
                 opens.append((time.perf_counter() - started) * 1000)
             worst = max(worst, probe.ms)
+            STALLS.append(probe.ms)
             t, w = await _type_keys(app, pilot, "shp")
             keys += t
             worst = max(worst, w)
             await pilot.press("escape")
             await pilot.pause()
-    return {"picker_open_ms": statistics.median(opens), "picker_key_ms": statistics.median(keys), "picker_worst_stall_ms": worst}
+    return {"picker_open_ms": statistics.median(opens), "picker_key_ms": statistics.median(keys), "picker_stall_p50_ms": statistics.median(STALLS), "picker_worst_stall_ms": worst}
 
 
 async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
@@ -314,7 +324,7 @@ async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
                 palette.append((time.perf_counter() - started) * 1000)
                 await app.workers.wait_for_complete()
             stalls.append(probe.ms)
-    return {"review_cli_first_frame_ms": statistics.median(cli), "review_palette_ms": statistics.median(palette), "review_palette_worst_stall_ms": max(stalls)}
+    return {"review_cli_first_frame_ms": statistics.median(cli), "review_palette_ms": statistics.median(palette), "review_palette_stall_p50_ms": statistics.median(stalls), "review_palette_worst_stall_ms": max(stalls)}
 
 
 async def bench_whatif(paths: dict[str, Path], runs: int) -> dict[str, float]:
@@ -325,6 +335,7 @@ async def bench_whatif(paths: dict[str, Path], runs: int) -> dict[str, float]:
     shutil.copy(paths["big"], copy)
     app = await _ready_app(config_for(paths["catalog1k"], "local", work), session=load_session(copy))
     times, worst = [], 0.0
+    STALLS.clear()
     async with app.run_test(size=SIZE) as pilot:
         await app.wait_for_router()
         await app.workers.wait_for_complete()
@@ -336,9 +347,10 @@ async def bench_whatif(paths: dict[str, Path], runs: int) -> dict[str, float]:
                 await painted(app)
                 times.append((time.perf_counter() - started) * 1000)
             worst = max(worst, probe.ms)
+            STALLS.append(probe.ms)
             app.pop_screen()
             await pilot.pause()
-    return {"whatif_ms": statistics.median(times), "whatif_worst_stall_ms": worst}
+    return {"whatif_ms": statistics.median(times), "whatif_stall_p50_ms": statistics.median(STALLS), "whatif_worst_stall_ms": worst}
 
 
 async def bench_replay(paths: dict[str, Path], runs: int) -> dict[str, float]:
@@ -374,11 +386,34 @@ async def bench_replay(paths: dict[str, Path], runs: int) -> dict[str, float]:
     return {"replay_5000_s": statistics.median(times), "replay_worst_stall_ms": max(stalls)}
 
 
+def side_by_side(base: Path, data: Path, runs: int, wanted: list[str]) -> None:
+    """Each measure in `base` (this script and the data generator copied there), then in this tree."""
+    here = Path(__file__).resolve()
+    for name in ("bench_console_scale.py", "scale_data.py"):
+        shutil.copy(here.parent / name, base / "benchmarks" / name)
+    rows: dict[str, list[float | None]] = {}
+    for name in wanted:
+        for column, tree in enumerate((base, ROOT)):
+            out = subprocess.run(
+                [sys.executable, str(tree / "benchmarks" / "bench_console_scale.py"), "--data", str(data), "--runs", str(runs), "--only", name],
+                capture_output=True, text=True, cwd=tree, timeout=1800,
+            )
+            lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+            if not lines:
+                raise SystemExit(f"{name} failed in {tree}: {out.stderr[-2000:]}")
+            for key, value in json.loads(lines[-1]).items():
+                rows.setdefault(key, [None, None])[column] = value
+                if column == 1:
+                    print(f"{key:32} {rows[key][0]:10.2f} {value:10.2f}", flush=True)
+    print(json.dumps({key: {"before": b, "after": a} for key, (b, a) in rows.items()}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help="where the synthetic data is (made there if missing)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--base", type=Path, help="another checkout (e.g. `git archive OLD | tar -x -C DIR`): each measure runs there, then here, in turn")
     parser.add_argument("--only", default="open,label,filter,picker,review,whatif,replay")
     args = parser.parse_args()
     if args.child:
@@ -387,6 +422,9 @@ def main() -> None:
     data = args.data or Path(tempfile.mkdtemp(prefix="scale-data-"))
     paths = ensure_data(data)
     wanted = args.only.split(",")
+    if args.base:
+        side_by_side(args.base.resolve(), data, args.runs, wanted)
+        return
     results: dict[str, float] = {}
     for name, run in (("open", bench_open), ("label", bench_label), ("filter", bench_filter), ("picker", bench_picker), ("review", bench_review), ("whatif", bench_whatif), ("replay", bench_replay)):
         if name not in wanted:

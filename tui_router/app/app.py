@@ -207,7 +207,6 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.log_table.select(len(self.session.turns) - 1)
         self.show_turn(self.log_table.selected_index)
         self.query_one("#message", MessageInput).focus()
-        self._prepare_saving()
         if self._injected_router is not None:
             self.post_message(RouterReady(self._injected_router))
         else:
@@ -386,6 +385,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self._note_missing_options(catalog)
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
+        self._prepare_saving()  # after start-up's work, not competing with the first frame for the GIL
         self.show_turn(self.log_table.selected_index)
         if old is not None and old is not self.router:
             note, self._config_note = self._config_note, ""
