@@ -317,3 +317,52 @@ async def test_the_what_if_dialog_over_a_long_session_draws_its_lines_a_screen_a
         await pilot.pause()
         assert view.scroll_y == view.max_scroll_y
         assert view.lines[-1].strip() in screen_text(app)  # the band accuracy, last
+
+
+def test_reading_a_folder_of_sessions_leaves_its_turns_out_of_the_collectors_scans(tmp_path: Path) -> None:
+    # Full collections re-scanned every turn read so far, again and again: about half the time of
+    # reading 50 files, and in the console 100-300 ms stalls each (the reader thread holds the GIL).
+    import gc
+
+    from tui_router.review import load_sessions
+
+    for n in range(4):
+        long_session(tmp_path / f"s{n}.toml", 200)
+    gc.unfreeze()
+    gc.collect()
+    assert gc.isenabled()
+    sessions = load_sessions([tmp_path])
+    assert sum(len(s.turns) for s in sessions) == 800
+    assert gc.isenabled()  # the pause ended
+    tracked = {id(o) for o in gc.get_objects()}
+    assert not any(id(t) in tracked for s in sessions for t in s.turns[:50])  # frozen: never rescanned
+    assert gc.get_freeze_count() > 800
+
+
+def test_gc_pauses_in_two_threads_end_when_the_last_one_ends_and_keep_a_disabled_collector_disabled() -> None:
+    import gc
+
+    from tui_router.gcpause import gc_paused
+
+    started, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with gc_paused():
+            started.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=other)
+    with gc_paused():
+        thread.start()
+        started.wait(5)
+    assert not gc.isenabled()  # the other thread's pause goes on
+    release.set()
+    thread.join()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()

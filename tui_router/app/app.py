@@ -1233,17 +1233,21 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     @work(thread=True, exclusive=True, group="review-read", exit_on_error=False)
     def _read_review_queue(self, folder: Path, current: Path | None, own: Session | None) -> None:
+        from ..gcpause import gc_paused
         from ..review import Review, reviewer_name
 
-        try:
-            files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
-            sessions = [load_session(f) for f in files]
-        except UserError as exc:
-            self.post_message(ReviewQueueRead(problem=exc.lines()))
-            return
-        if own is not None:
-            sessions.insert(0, own)  # labelled in memory; the console writes its own (locked) file
-        self.post_message(ReviewQueueRead(Review(sessions, reviewer=reviewer_name(self.config), own=own), own))
+        # full collections in this thread hold the GIL 100-300 ms each while a big folder is read
+        with gc_paused():
+            try:
+                files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
+                sessions = [load_session(f) for f in files]
+            except UserError as exc:
+                self.post_message(ReviewQueueRead(problem=exc.lines()))
+                return
+            if own is not None:
+                sessions.insert(0, own)  # labelled in memory; the console writes its own (locked) file
+            review = Review(sessions, reviewer=reviewer_name(self.config), own=own)
+        self.post_message(ReviewQueueRead(review, own))
 
     def on_review_queue_read(self, message: ReviewQueueRead) -> None:
         from .screens.review import ReviewScreen
