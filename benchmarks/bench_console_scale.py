@@ -17,8 +17,8 @@ for a CPU: read the medians, and compare runs made together (`--base DIR` below)
 - label: `a` on a turn in the middle of the 5,000, until its autosave is on disk; then `u` (undo).
 - filter: one keystroke in the Catalog pane's filter over 10,000 tools, until the list is painted.
 - picker: `l` (the label picker over 10,000 options) until painted, then one keystroke in its filter.
-- review: `tui-router review FOLDER` (50 files) to the queue painted; the palette's review queue
-  over the same folder from the console.
+- review: `tui-router review FOLDER` (50 files) to the queue painted, then `1` (label, written to
+  its file) and `u` (undo); the palette's review queue over the same folder from the console.
 - whatif: the what-if dialog over the 5,000-turn session.
 - replay: the console's replay of the 5,000-turn session, to its summary line.
 """
@@ -295,7 +295,7 @@ async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
     from tui_router.app.screens.review import ReviewScreen
     from tui_router.review import Review
 
-    cli, palette, stalls = [], [], []
+    cli, palette, stalls, keys, key_stalls = [], [], [], [], []
     for _ in range(runs):
         work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         folder = work / "folder"
@@ -310,6 +310,14 @@ async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
             cli.append((time.perf_counter() - started) * 1000)
             await app.wait_for_router()
             await app.workers.wait_for_complete()
+            for key in "1u":  # label the first queued turn (written to its file), then undo
+                with LagProbe() as probe:
+                    started = time.perf_counter()
+                    await pilot.press(key)
+                    await app.workers.wait_for_complete()
+                    await painted(app)
+                    keys.append((time.perf_counter() - started) * 1000)
+                key_stalls.append(probe.ms)
         app = await _ready_app(config_for(paths["catalog1k"], "local", folder))
         async with app.run_test(size=SIZE) as pilot:
             await app.wait_for_router()
@@ -324,7 +332,7 @@ async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
                 palette.append((time.perf_counter() - started) * 1000)
                 await app.workers.wait_for_complete()
             stalls.append(probe.ms)
-    return {"review_cli_first_frame_ms": statistics.median(cli), "review_palette_ms": statistics.median(palette), "review_palette_stall_p50_ms": statistics.median(stalls), "review_palette_worst_stall_ms": max(stalls)}
+    return {"review_cli_first_frame_ms": statistics.median(cli), "review_palette_ms": statistics.median(palette), "review_palette_stall_p50_ms": statistics.median(stalls), "review_palette_worst_stall_ms": max(stalls), "review_key_ms": statistics.median(keys), "review_key_stall_p50_ms": statistics.median(key_stalls)}
 
 
 async def bench_whatif(paths: dict[str, Path], runs: int) -> dict[str, float]:
