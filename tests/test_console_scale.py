@@ -52,6 +52,9 @@ async def test_a_long_review_queue_formats_only_the_rows_on_screen_and_scrolls_t
         assert len(set(formatted)) < 60  # the rows on screen (about 17), not the 600
         first = screen.review.entries[0]
         assert first.message in screen_text(app)
+        await pilot.click("#review-queue", offset=(5, 3))  # the header is line 0: the third row
+        await settle(app, pilot)
+        assert table.cursor_row == 2 and screen.review.position == 2
         await pilot.press("end")
         await settle(app, pilot)
         last = screen.review.entries[-1]
