@@ -175,7 +175,7 @@ async def test_palette_review_queue_covers_the_sessions_folder_and_this_session(
         await submit(app, pilot, AGENDA)
         assert "view: review queue" in [c.title for c in app.get_system_commands(app.screen)]
         app.action_review_queue()
-        await pilot.pause()
+        await settle(app, pilot)  # the folder is read in a worker
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
         files = {e.file.name for e in screen.review.entries}

@@ -74,7 +74,7 @@ async def test_the_what_if_dialog_shows_its_own_keys_and_scrolls_at_80x24(tmp_pa
     # palette `policy: what if`: the result dialog had no footer of its own, so the console's
     # showed through it ("a Accept  l Pick ...", keys the dialog ignores), it never said how to close
     # it, and at 80x24 a long diff could not be scrolled with the keyboard.
-    from textual.containers import VerticalScroll
+    from textual.containers import ScrollableContainer
 
     app = make_app(make_config(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -94,7 +94,7 @@ async def test_the_what_if_dialog_shows_its_own_keys_and_scrolls_at_80x24(tmp_pa
             await pilot.pause(0.05)
         assert "esc Close" in footer and "Accept" not in footer, footer
         assert "escape: close" in text
-        scroll = app.screen.query_one("#whatif-scroll", VerticalScroll)
+        scroll = app.screen.query_one("#whatif-scroll", ScrollableContainer)
         assert scroll.max_scroll_y > 0  # the diff is taller than the dialog
         await pilot.press("end")
         await pilot.pause()

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from .errors import SessionError, UserError, did_you_mean
+from .gcpause import gc_paused
 from .policy import Action, Band
 from .route import Decision
 from .session import Session, Turn, copy_notes, iter_session_files, load_session, repeated_turns
@@ -247,7 +248,8 @@ def load_cases(paths: Sequence[str | Path], label_sources: Iterable[str] | None 
     files = iter_session_files(list(paths))
     if not files:
         raise EvalError(f"no session files in {', '.join(str(p) for p in paths)}")
-    sessions = [load_session(f) for f in files]
+    with gc_paused():  # gcpause.py: half the time of a big folder was full collections
+        sessions = [load_session(f) for f in files]
     repeated = repeated_turns(sessions)  # a followed live file's turns count once, from the copy
     cases = [
         LabelledCase(source=str(s.path), index=i, turn=t)

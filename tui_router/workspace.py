@@ -112,6 +112,11 @@ class Workspace:
         self.session = session
         self.fallback_turn: int | None = None  # the turn whose fallback command is running
         self._turn_text: dict[int, str] = {}  # each turn's TOML, dropped when the turn changes
+        # prepare_texts fills _turn_text from a thread: a turn's generation (bumped by every change)
+        # and the session's epoch (bumped by a switch) tell it when a text it made is already stale
+        self._text_lock = threading.Lock()
+        self._text_gen: dict[int, int] = {}
+        self._epoch = 0
         self._save_seq = 0
         self._written_seq = 0
         self._lock = threading.Lock()
@@ -247,19 +252,57 @@ class Workspace:
     # -- saving ----------------------------------------------------------------------------
     def _changed(self, index: int | None) -> None:
         if index is not None:
-            self._turn_text.pop(index, None)
+            with self._text_lock:
+                self._turn_text.pop(index, None)
+                self._text_gen[index] = self._text_gen.get(index, 0) + 1
+
+    @staticmethod
+    def _render_turn(info: SessionInfo, turn: Turn) -> str:
+        one = session_to_dict(Session(session=info, turns=[turn]))
+        text = tomlio.dumps({"turns": one["turns"]})
+        if not text.startswith("[[turns]]"):
+            # tomli_w writes a short turn without sub-tables inline (`turns = [{...}]`), which
+            # after the [session] header would read back as session.turns: force a table.
+            text = "[[turns]]\n" + tomlio.dumps(one["turns"][0])
+        return text
 
     def _turn_toml(self, index: int) -> str:
         text = self._turn_text.get(index)
         if text is None:
-            one = session_to_dict(Session(session=self.session.session, turns=[self.turns[index]]))
-            text = tomlio.dumps({"turns": one["turns"]})
-            if not text.startswith("[[turns]]"):
-                # tomli_w writes a short turn without sub-tables inline (`turns = [{...}]`), which
-                # after the [session] header would read back as session.turns: force a table.
-                text = "[[turns]]\n" + tomlio.dumps(one["turns"][0])
-            self._turn_text[index] = text
+            text = self._turn_text[index] = self._render_turn(self.session.session, self.turns[index])
         return text
+
+    def prepare_texts(self) -> int:
+        """Make the TOML of every turn not made yet, from a worker thread, so the first save of a
+        session opened with thousands of turns does not format all of them on the UI thread (about
+        0.8 s at 5,000 turns, the console frozen after the first label). Safe beside the UI
+        thread: a text is kept only if its turn did not change (nor the session switch) while it
+        was made; a turn changed meanwhile is made by the next snapshot, as before. Returns how
+        many texts it made."""
+        with self._text_lock:
+            epoch, session = self._epoch, self.session
+        made = 0
+        for index in range(len(session.turns)):
+            with self._text_lock:
+                if self._epoch != epoch:
+                    break
+                if index in self._turn_text:
+                    continue
+                gen = self._text_gen.get(index, 0)
+            try:
+                text = self._render_turn(session.session, session.turns[index])
+            except Exception:  # read while the UI thread changed it: stale anyway, the snapshot makes it
+                continue
+            with self._text_lock:
+                if self._epoch == epoch and self._text_gen.get(index, 0) == gen and index not in self._turn_text:
+                    self._turn_text[index] = text
+                    made += 1
+        return made
+
+    @property
+    def texts_ready(self) -> int:
+        """How many turns' TOML the next save can reuse."""
+        return len(self._turn_text)
 
     def ensure_path(self) -> Path:
         """The session's file; a new one is made with O_EXCL and claimed (storage.py)."""
@@ -373,7 +416,9 @@ class Workspace:
         self.session = session
         if old is not None and (session.path is None or old.resolve() != session.path.resolve()):
             release_session_file(old)
-        self._turn_text.clear()
+        with self._text_lock:
+            self._turn_text.clear()
+            self._epoch += 1
         # the sequence goes on: an autosave of the old session still in flight is stale (it would
         # write an older text and claim the released file again)
         with self._lock:

@@ -97,7 +97,10 @@ def run_console(
     if session_path and Path(session_path).is_file() and not looks_like_catalog_file(Path(session_path)):
         claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
     try:
-        session = load_session(session_path) if session_path else None
+        from ..gcpause import gc_paused
+
+        with gc_paused():  # gcpause.py: a session of months of turns reads in half the time
+            session = load_session(session_path) if session_path else None
         session_id = None
         if follow is not None:
             from ..live import open_live

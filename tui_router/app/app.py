@@ -48,6 +48,7 @@ from .messages import (
     LabelChanged,
     LoadProgress,
     OutcomeRecorded,
+    ReviewQueueRead,
     RouterReady,
     SessionSaved,
     TurnSubmitted,
@@ -78,6 +79,7 @@ SHORT = 30  # below this many rows the message box loses its border and the top 
 WIDE = 140  # from here the Catalog pane is wider and the log shows every column
 LOADING_DELAY = 0.08  # show the loading indicator only when a turn takes longer than this
 QUIT_BEFORE_DECISION = "the console quit before the decision arrived"
+PREPARE_TURNS = 100  # from this many turns an opened session formats its file text in a worker (workspace.prepare_texts)
 
 
 
@@ -416,6 +418,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self._note_missing_options(catalog)
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
+        self._prepare_saving()  # after start-up's work, not competing with the first frame for the GIL
         self.show_turn(self.log_table.selected_index)
         if catalog.warnings and self._catalog_warned != (catalog.path, catalog.warnings):
             # an unknown field is ignored: say so once per catalog (a backend switch would repeat it)
@@ -918,6 +921,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._update_status()
         self._write_session(snap)
 
+    def _prepare_saving(self) -> None:
+        if len(self.session.turns) >= PREPARE_TURNS:
+            self._prepare_texts()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prepare")
+    def _prepare_texts(self) -> None:
+        self.workspace.prepare_texts()  # the first save of a long session reuses these
+
     @work(thread=True, exit_on_error=False, group="save")
     def _write_session(self, snap) -> None:
         if self.workspace.write(snap):
@@ -1109,6 +1120,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.log_table.select(len(session.turns) - 1)
         self.show_turn(self.log_table.selected_index)
         self._update_status()
+        self._prepare_saving()
         return True
 
     def open_replay(self, session: Session, quit_on_close: bool = False) -> None:
@@ -1274,24 +1286,44 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     # ------------------------------------------------------------------ review queue
     def action_review_queue(self) -> None:
-        """The unlabelled turns of every session in the sessions folder (this one included)."""
-        from ..review import Review, reviewer_name
-        from .screens.review import ReviewScreen
-
+        """The unlabelled turns of every session in the sessions folder (this one included). The
+        folder is read in a worker: 50 files of months of turns took seconds, the console frozen."""
         if self.session.turns and not self.save_now():
             return
         folder = self.config.sessions_path
         current = self.session.path.resolve() if self.session.path else None
-        try:
-            files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
-            sessions = [load_session(f) for f in files]
-        except UserError as exc:
-            self.notify("\n".join(exc.lines()), title="Cannot open the review queue", severity="error", timeout=10, markup=False)
-            return
         own = self.session if current is not None else None
-        if own is not None:
-            sessions.insert(0, own)  # labelled in memory; the console writes its own (locked) file
-        self.push_screen(ReviewScreen(Review(sessions, reviewer=reviewer_name(self.config), own=own)))
+        self._read_review_queue(folder, current, own)
+
+    @work(thread=True, exclusive=True, group="review-read", exit_on_error=False)
+    def _read_review_queue(self, folder: Path, current: Path | None, own: Session | None) -> None:
+        from ..gcpause import gc_paused
+        from ..review import Review, reviewer_name
+
+        # full collections in this thread hold the GIL 100-300 ms each while a big folder is read
+        with gc_paused():
+            try:
+                files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
+                sessions = [load_session(f) for f in files]
+            except UserError as exc:
+                self.post_message(ReviewQueueRead(problem=exc.lines()))
+                return
+            if own is not None:
+                sessions.insert(0, own)  # labelled in memory; the console writes its own (locked) file
+            review = Review(sessions, reviewer=reviewer_name(self.config), own=own)
+        self.post_message(ReviewQueueRead(review, own))
+
+    def on_review_queue_read(self, message: ReviewQueueRead) -> None:
+        from .screens.review import ReviewScreen
+
+        if message.problem is not None:
+            self.notify("\n".join(message.problem), title="Cannot open the review queue", severity="error", timeout=10, markup=False)
+            return
+        if message.own is not None and message.own is not self.session:
+            # another session was opened meanwhile: the queue's labels would go to the one left
+            self.notify("Another session was opened while the review queue was read: open the queue again.", severity="warning", markup=False)
+            return
+        self.push_screen(ReviewScreen(message.review))
 
     def action_what_if(self) -> None:
         if not self.session.turns:  # as replay says: the dialog spoke of "hand-written cases"

@@ -127,3 +127,13 @@ class ReplayFinished(Message):
     def __init__(self, report: Any) -> None:
         super().__init__()
         self.report = report
+
+
+class ReviewQueueRead(Message):
+    """The sessions folder was read for the review queue (in a worker): its queue, or why not."""
+
+    def __init__(self, review: Any = None, own: Any = None, problem: list[str] | None = None) -> None:
+        super().__init__()
+        self.review = review  # tui_router.review.Review
+        self.own = own  # the console's session the queue was built with (None: not saved yet)
+        self.problem = problem

@@ -329,7 +329,10 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     known = [*REPLAY_GATE_METRICS, *(m for m in EVAL_GATE_METRICS if m not in REPLAY_GATE_METRICS)]
     conditions = parse_gate(args.gate, known) if args.gate is not None else None
     files = iter_session_files(args.sessions)
-    sessions = [load_session(f) for f in files]
+    from ..gcpause import gc_paused
+
+    with gc_paused():  # gcpause.py
+        sessions = [load_session(f) for f in files]
     if not any(s.turns for s in sessions):
         raise SessionError(f"no turns to replay in {', '.join(str(f) for f in files) or ', '.join(args.sessions)}")
     catalog = _catalog(config)

@@ -6,6 +6,8 @@ Used by `l` (label a turn) and by "Choose another" in the confirm dialog.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from re import finditer
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,12 +22,34 @@ from ...textsafe import visible
 from ..view import RISK_STYLE
 from ..widgets.safe_input import SafeInput
 
+# At most this many options are listed: an OptionList lays out (wraps) every option it holds, about
+# a second for 10,000 options at each keystroke; a last line says how many more match.
+LIST_LIMIT = 300
+
 
 @dataclass(frozen=True)
 class PickerItem:
     id: str
     description: str
     risk: str = ""
+
+
+class _FuzzySearch(FuzzySearch):
+    """Textual's matcher, whose cache of each id's word starts (1,024 ids) was too small for a long
+    catalog: every keystroke recomputed them all (half the time of a filter over 10,000 ids)."""
+
+    @classmethod
+    @lru_cache(maxsize=65536)
+    def get_first_letters(cls, candidate: str) -> frozenset[int]:
+        return frozenset({match.start() for match in finditer(r"\w+", candidate)})
+
+
+@lru_cache(maxsize=65536)
+def _folded(text: str) -> str:
+    # each description folded once, not at every keystroke over a 10,000-tool catalog
+    from ...textnorm import fold
+
+    return fold(text)
 
 
 def rank_items(items: list[PickerItem], query: str) -> list[tuple[PickerItem, tuple[int, ...]]]:
@@ -40,11 +64,11 @@ def rank_items(items: list[PickerItem], query: str) -> list[tuple[PickerItem, tu
     words = fold(query.strip()).split()
     if not words:
         return [(item, ()) for item in items]
-    search = FuzzySearch()
+    search = _FuzzySearch()
     ranked: list[tuple[float, int, PickerItem, tuple[int, ...]]] = []
     for order, item in enumerate(items):
         total, offsets = 0.0, set()
-        description = fold(item.description)
+        description = _folded(item.description)
         for word in words:
             score, found = search.match(word, item.id)
             if score > 0:
@@ -85,6 +109,7 @@ class OptionPicker(ModalScreen[str | None]):
         self.title_text = title
         self.items = items
         self.preselect = preselect
+        self._matched: tuple[str, list[PickerItem]] | None = None  # the last query and what it matched
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-dialog") as dialog:
@@ -108,8 +133,22 @@ class OptionPicker(ModalScreen[str | None]):
     def _fill(self, query: str) -> None:
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options(Option(item_prompt(item, offsets), id=item.id) for item, offsets in rank_items(self.items, query))
+        # typing on narrows: what matches the longer query is among what matched the shorter one (a
+        # word's letters in order in the id, or the word in the description), so only those are ranked
+        narrowing = self._matched is not None and self._matched[0].strip() and query.startswith(self._matched[0])
+        pool = self._matched[1] if narrowing else self.items  # type: ignore[index]
+        ranked = rank_items(pool, query)
+        kept = {id(item) for item, _ in ranked}
+        self._matched = (query, [item for item in pool if id(item) in kept])  # in catalog order: ties rank alike
+        shown = ranked[:LIST_LIMIT]
+        if not query.strip() and self.preselect and len(ranked) > LIST_LIMIT and all(item.id != self.preselect for item, _ in shown):
+            # the label to keep is past the listed part of a long catalog: listed first, highlighted
+            shown = [pair for pair in ranked if pair[0].id == self.preselect][:1] + shown[:-1]
+        options.add_options(Option(item_prompt(item, offsets), id=item.id) for item, offsets in shown)
         options.highlighted = 0 if options.option_count else None
+        if len(ranked) > len(shown):
+            more = len(ranked) - len(shown)
+            options.add_option(Option(Content.styled(f"… {more:,} more match: type more letters to narrow", "italic $text-muted"), disabled=True))
         if not options.option_count:  # an empty list said nothing, and enter only rang the bell
             shown = visible(query, single_line=True)
             options.add_option(Option(Content.styled(f"No option matches “{shown}”: fewer letters, or ctrl+u to clear.", "$text-muted"), disabled=True))

@@ -6,6 +6,9 @@ counts changes, fixes and breaks against the labels (tui_router.evaluate does th
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -13,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from ...session import Session
@@ -23,6 +26,7 @@ from ..messages import ReplayFinished, ReplayRowReady, ReplayStarted
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
+from ..widgets.row_table import RowTable
 from ..widgets.turn_panes import compose_turn_panes
 
 
@@ -40,10 +44,12 @@ def change_text(row) -> str:
 
 
 SHORT_BAND = {"medium": "med", "unresolved": "unres"}
+PROGRESS_EVERY = 0.1  # seconds between two updates of "Replaying n/N…"
 
 
-class ReplayTable(DataTable):
-    """Recorded and new choice and band per turn; changed rows marked in the last column."""
+class ReplayTable(RowTable):
+    """Recorded and new choice and band per turn; changed rows marked in the last column (a
+    RowTable: rows arrive one per replayed turn and only those on screen are drawn)."""
 
     COLUMNS = [
         ("n", "#", 3),
@@ -57,13 +63,12 @@ class ReplayTable(DataTable):
     ]
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        super().__init__(**kwargs)
         self.rows_data: list = []
-        self._built_for = -1
         self.compact = False
 
     def columns_for_width(self) -> list[tuple[str, str, int]]:
-        width = self.content_region.width or 80
+        width = self.scrollable_content_region.width or 80
         self.compact = width < 110
         spec = [c for c in self.COLUMNS if not (self.compact and c[0] == "label")]
         if self.compact:  # 80 columns: no label column (fixed/broken still show), short band names
@@ -72,25 +77,15 @@ class ReplayTable(DataTable):
         fixed = sum(w for _, _, w in spec) + 2 * len(spec) + 1
         return [(k, h, w or max(10, width - fixed)) for k, h, w in spec]
 
-    def rebuild(self) -> None:
-        row = self.cursor_row
-        self.clear(columns=True)
-        columns = self.columns_for_width()
-        self._built_for = self.content_region.width
-        for key, header, width in columns:
-            self.add_column(header, key=key, width=width)
-        for position, data in enumerate(self.rows_data):
-            self.add_row(*self.cells(data, columns), key=str(position))
-        if self.rows_data:
-            self.move_cursor(row=min(max(row, 0), len(self.rows_data) - 1), animate=False)
+    @property
+    def row_count(self) -> int:
+        return len(self.rows_data)
 
-    def on_resize(self) -> None:
-        if self.content_region.width != self._built_for:
-            self.rebuild()
+    def headers(self) -> list[str]:
+        return [header for _, header, _ in self.columns_for_width()]
 
-    def on_mount(self) -> None:
-        # band colours are the theme's, fixed when a row is built: a new theme rebuilds the rows
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.rebuild())
+    def widths(self) -> list[int]:
+        return [width for _, _, width in self.columns_for_width()]
 
     def _colour(self, band: str | None) -> str:
         return self.app.theme_variables.get(BAND_VARIABLE.get(band or "", ""), "")
@@ -100,7 +95,9 @@ class ReplayTable(DataTable):
             return "-"
         return SHORT_BAND.get(band, band) if self.compact else band
 
-    def cells(self, row, columns: list[tuple[str, str, int]]) -> list[Text]:
+    def cells(self, position: int) -> list[Text]:
+        row = self.rows_data[position]
+        columns = self.columns_for_width()
         widths = {k: w for k, _, w in columns}
         change = change_text(row)
         change_style = "bold " + self._colour("unresolved" if row.broken else ("high" if row.fixed else "medium")) if change else ""
@@ -118,10 +115,7 @@ class ReplayTable(DataTable):
 
     def add(self, row) -> None:
         self.rows_data.append(row)
-        if not self.columns:  # a row before the first resize built the columns: build them now
-            self.rebuild()
-            return
-        self.add_row(*self.cells(row, self.columns_for_width()), key=str(len(self.rows_data) - 1))
+        self.row_added()
 
     def reset(self) -> None:
         self.rows_data = []
@@ -139,6 +133,7 @@ class ReplayScreen(Screen[None]):
         self.session = session
         self.quit_on_close = quit_on_close
         self.report = None
+        self._progress_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static("", id="replay-status")
@@ -218,6 +213,9 @@ class ReplayScreen(Screen[None]):
             row = replay_row(position, turn, decision, router.catalog.none_option)
             rows.append(row)
             self.post_message(ReplayRowReady(position, row, decision))
+            # in-process backends answer inline (base.adecide): without a pause here the whole replay
+            # ran as one step of the event loop, the console frozen until the last of 5,000 turns
+            await asyncio.sleep(0)
         self.post_message(ReplayFinished(replay_report(rows)))
 
     def on_replay_started(self, message: ReplayStarted) -> None:
@@ -232,12 +230,16 @@ class ReplayScreen(Screen[None]):
         table = self.query_one(ReplayTable)
         table.add(message.row)
         total = len(self.session.turns)
-        self.query_one("#replay-summary", Static).update(Content.styled(f"Replaying {message.position + 1}/{total}…", "italic $warning"))
+        now = time.monotonic()
+        if message.position == 0 or now - self._progress_at >= PROGRESS_EVERY:  # not a layout pass per row
+            self._progress_at = now
+            self.query_one("#replay-summary", Static).update(Content.styled(f"Replaying {message.position + 1}/{total}…", "italic $warning"))
         if message.position == 0:
             self.show_row(0)
 
     def on_replay_finished(self, message: ReplayFinished) -> None:
         self.report = message.report
+        self.query_one(ReplayTable).rebuild()  # its exact height: no blank page to scroll into
         text = message.report.summary_line()
         style = "bold $error" if message.report.broken else ("bold $warning" if message.report.changed else "bold $success")
         self.query_one("#replay-summary", Static).update(Content.styled(text, style))
@@ -248,8 +250,8 @@ class ReplayScreen(Screen[None]):
             self.query_one("#replay-summary", Static).update(Content.styled(visible(f"Replay failed: {event.worker.error}"), "bold $error"))
             self.notify(f"Replay failed: {event.worker.error}", severity="error", markup=False)
 
-    @on(DataTable.RowHighlighted, "#replay-table")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(RowTable.RowHighlighted, "#replay-table")
+    def _highlighted(self, event: RowTable.RowHighlighted) -> None:
         self.show_row(event.cursor_row)
 
     def show_row(self, position: int) -> None:

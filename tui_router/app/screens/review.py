@@ -16,11 +16,11 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from ...errors import UserError
 from ...review import LabelEdit, Review
@@ -29,7 +29,9 @@ from ..format import cells, shorten, shorten_start
 from ..view import BAND_VARIABLE, TurnView
 from ..widgets.candidates import CandidatesView
 from ..widgets.distribution import DistributionView
+from ..widgets.row_table import RowTable
 from ..widgets.turn_panes import compose_turn_panes
+from ..widgets.wrapped_lines import WrappedLines
 
 
 @dataclass
@@ -50,18 +52,25 @@ class ReviewStepDone(Message):
         self.step = step
 
 
-class QueueTable(DataTable):
-    """One row per queued turn: file, turn, margin, band, choice, label, message."""
+class QueueTable(RowTable):
+    """One row per queued turn: file, turn, margin, band, choice, label, message (a RowTable: only
+    the rows on screen are formatted, whatever the length of the queue)."""
 
     COLUMNS = [("file", 14), ("#", 3), ("margin", 6), ("band", 10), ("choice", 16), ("label", 16), ("message", 0)]
 
     def __init__(self, review: Review, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        super().__init__(**kwargs)
         self.review = review
-        self._built_for = -1
+
+    @property
+    def row_count(self) -> int:
+        return len(self.review.entries)
+
+    def headers(self) -> list[str]:
+        return [name for name, _ in self.COLUMNS]
 
     def widths(self) -> list[int]:
-        width = self.content_region.width or 80
+        width = self.scrollable_content_region.width or 80
         widths = [w for _, w in self.COLUMNS]
         spare = width - (sum(widths) + 2 * len(self.COLUMNS) + 1)  # what is left for the message
         # at 80 columns the fixed columns alone filled the row and the message was drawn off screen:
@@ -79,8 +88,9 @@ class QueueTable(DataTable):
         entry = self.review.entries[position]
         label = self.review.turn(position).label
         band_colour = self.app.theme_variables.get(BAND_VARIABLE.get(entry.band, ""), "")
+        widths = self.widths()
         values = [
-            (shorten_start(entry.file.name, self.widths()[0]), "dim"),  # names differ at the end
+            (shorten_start(entry.file.name, widths[0]), "dim"),  # names differ at the end
             (str(entry.turn_number), "dim"),
             ("-" if entry.margin is None else f"{entry.margin:.2f}", ""),
             (entry.band, band_colour),
@@ -88,30 +98,7 @@ class QueueTable(DataTable):
             (label or "", "bold"),
             (entry.message, ""),
         ]
-        return [Text(shorten(v, w), style=s, no_wrap=True, end="") for (v, s), w in zip(values, self.widths(), strict=True)]
-
-    def rebuild(self) -> None:
-        row = self.cursor_row
-        self.clear(columns=True)
-        self._built_for = self.content_region.width
-        for (header, _), width in zip(self.COLUMNS, self.widths(), strict=True):
-            self.add_column(header, key=header, width=width)
-        for position in range(len(self.review.entries)):
-            self.add_row(*self.cells(position), key=str(position))
-        if self.review.entries:
-            self.move_cursor(row=min(max(row, 0), len(self.review.entries) - 1), animate=False)
-
-    def redraw_row(self, position: int) -> None:
-        for column, cell in zip(self.ordered_columns, self.cells(position), strict=True):
-            self.update_cell(str(position), column.key, cell)
-
-    def on_resize(self) -> None:
-        if self.content_region.width != self._built_for:
-            self.rebuild()
-
-    def on_mount(self) -> None:
-        # band colours are the theme's, fixed when a row is built: a new theme rebuilds the rows
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.rebuild())
+        return [Text(shorten(v, w), style=s, no_wrap=True, end="") for (v, s), w in zip(values, widths, strict=True)]
 
 
 class ReviewScreen(Screen[None]):
@@ -244,8 +231,8 @@ class ReviewScreen(Screen[None]):
         for pane in ("#review-candidates-pane", "#review-distribution-pane"):
             self.query_one(pane).border_subtitle = subtitle
 
-    @on(DataTable.RowHighlighted, "#review-queue")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(RowTable.RowHighlighted, "#review-queue")
+    def _highlighted(self, event: RowTable.RowHighlighted) -> None:
         row = event.cursor_row
         if row in self._moved_here:  # the screen moved the cursor to follow the queue
             self._moved_here.discard(row)
@@ -411,15 +398,14 @@ class WhatIfScreen(ModalScreen[None]):
         with Vertical(id="whatif-dialog") as dialog:
             dialog.border_title = self.title_text
             dialog.border_subtitle = "escape: close"
-            with VerticalScroll(id="whatif-scroll"):
-                # messages come from session files: untrusted, shown as plain text
-                yield Static(Content(visible("\n".join(self.lines))), id="whatif-text")
+            # messages come from session files: untrusted, shown as plain text; drawn a screen at a time
+            yield WrappedLines(visible("\n".join(self.lines)).split("\n"), id="whatif-scroll")
         # without its own footer the console's showed through (a Accept, l Label: keys this dialog ignores)
         yield Footer()
 
     def on_mount(self) -> None:
         # a long diff is taller than the dialog: focus its scroll so the keys read the rest
-        self.query_one("#whatif-scroll", VerticalScroll).focus()
+        self.query_one("#whatif-scroll", WrappedLines).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

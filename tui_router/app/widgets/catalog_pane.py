@@ -20,11 +20,19 @@ from .candidates import SHORT_RISK
 from .panes import ScrollPane
 from .safe_input import SafeInput
 
+# At most this many tools are listed at once: an OptionList lays out (wraps) every option it holds,
+# about 1 s for a 10,000-tool catalog per keystroke of the filter; past this the list says how many
+# more match and the filter narrows them (escalation options and the none option are always listed).
+LIST_LIMIT = 300
 
-def tool_matches(tool: Tool, words: list[str]) -> bool:
+def tool_haystack(tool: Tool) -> str:
     from ...textnorm import fold  # lazily: the console draws its first frame before routing loads
 
-    haystack = fold(" ".join([tool.id, tool.when_to_use, tool.category or "", tool.title or "", *tool.keywords]))
+    return fold(" ".join([tool.id, tool.when_to_use, tool.category or "", tool.title or "", *tool.keywords]))
+
+
+def tool_matches(tool: Tool, words: list[str], haystack: str | None = None) -> bool:
+    haystack = tool_haystack(tool) if haystack is None else haystack
     return all(word in haystack for word in words)
 
 
@@ -37,10 +45,14 @@ def filter_words(query: str) -> list[str]:
     return fold(query).split()
 
 
-def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[Option]:
+def catalog_options(
+    catalog: Catalog, query: str = "", width: int = 34, *, limit: int | None = LIST_LIMIT, haystacks: dict[str, str] | None = None
+) -> list[Option]:
     """Category headers (disabled) and tools, escalation options and the none option last.
 
-    Ids are padded so the risk words line up when the pane is wide enough for both.
+    Ids are padded so the risk words line up when the pane is wide enough for both. At most
+    `limit` tools of the categories are listed; a last line says how many more match.
+    `haystacks`: each tool's searchable text by id (tool_haystack), made once per catalog.
     """
     words = filter_words(query)
     options: list[Option] = []
@@ -49,13 +61,29 @@ def catalog_options(catalog: Catalog, query: str = "", width: int = 34) -> list[
     pad = max(0, min(longest, room - 1 - max(len(t.risk.value) for t in catalog.tools)))
     groups = catalog.categories()
     escalation = [t for t in catalog.tools if t.is_escalation]
+
+    def matches(tool: Tool) -> bool:
+        return tool_matches(tool, words, haystacks.get(tool.id) if haystacks is not None else None)
+
+    listed = hidden = 0
+    hidden_groups = 0
     for category, tools in groups.items():
-        shown = [t for t in tools if not t.is_escalation and tool_matches(t, words)]
+        shown = [t for t in tools if not t.is_escalation and matches(t)]
         if not shown:
             continue
+        room_left = len(shown) if limit is None else max(0, limit - listed)
+        if room_left == 0:
+            hidden += len(shown)
+            hidden_groups += 1
+            continue
         options.append(Option(Content.styled(f"{visible(category)} ({len(shown)})", "bold $text-accent"), disabled=True))
-        options.extend(_tool_option(t, pad, room) for t in shown)
-    shown = [t for t in escalation if tool_matches(t, words)]
+        options.extend(_tool_option(t, pad, room) for t in shown[:room_left])
+        listed += min(room_left, len(shown))
+        hidden += len(shown) - min(room_left, len(shown))
+    if hidden:
+        where = f" (and {hidden_groups} more categor{'y' if hidden_groups == 1 else 'ies'})" if hidden_groups else ""
+        options.append(Option(Content.styled(f"… {hidden:,} more match{where}: type in the filter to narrow", "italic $text-muted"), disabled=True))
+    shown = [t for t in escalation if matches(t)]
     if shown:
         options.append(Option(Content.styled("escalation", "bold $text-accent"), disabled=True))
         options.extend(_tool_option(t, pad, room) for t in shown)
@@ -125,6 +153,7 @@ class CatalogPane(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.catalog: Catalog | None = None
+        self._haystacks: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         # no select-all on focus: a letter typed in the list comes here (on_key) and adds to the filter
@@ -139,6 +168,7 @@ class CatalogPane(Vertical):
 
     def set_catalog(self, catalog: Catalog) -> None:
         self.catalog = catalog
+        self._haystacks = {t.id: tool_haystack(t) for t in catalog.tools}  # once, not per keystroke
         self.border_subtitle = Content(f"{visible(catalog.name, single_line=True)} · {len(catalog.option_ids)} options")
         self._fill("")
 
@@ -148,7 +178,7 @@ class CatalogPane(Vertical):
         options = self.query_one("#catalog-list", OptionList)
         options.clear_options()
         self._filled_for = options.content_region.width
-        options.add_options(catalog_options(self.catalog, query, options.content_region.width or 26))
+        options.add_options(catalog_options(self.catalog, query, options.content_region.width or 26, haystacks=self._haystacks))
         first = next((i for i in range(options.option_count) if not options.get_option_at_index(i).disabled), None)
         options.highlighted = first
         self._detail(options.get_option_at_index(first).id if first is not None else None, query)
@@ -201,11 +231,16 @@ class CatalogPane(Vertical):
         try:
             index = options.get_option_index(option_id)
         except Exception:
-            self.query_one("#catalog-filter", Input).value = ""
-            self._fill("")
-            try:
-                index = options.get_option_index(option_id)
-            except Exception:
+            # no filter; in a catalog longer than the list shows (LIST_LIMIT), the id as the filter
+            for query in ("", option_id):
+                self.query_one("#catalog-filter", Input).value = query
+                self._fill(query)
+                try:
+                    index = options.get_option_index(option_id)
+                    break
+                except Exception:
+                    continue
+            else:
                 return
         options.highlighted = index
         self._detail(option_id)
