@@ -408,3 +408,28 @@ def test_the_review_count_is_kept_as_labels_change_not_recounted_over_the_queue_
     assert lookups == 0
     labelled = [t for t in load_session(path).turns if t.label]
     assert len(labelled) == 2  # the file agrees
+
+
+async def test_a_closed_review_queue_is_freed_and_never_frozen_by_the_next_open(tmp_path: Path) -> None:
+    # gc.freeze at the end of each folder read froze every live object, the closed queue's screen
+    # (cyclic garbage not collected yet) and every session it showed included: about 22,000
+    # objects leaked per open. The queue's table also stayed subscribed to the theme signal, whose
+    # callback held it (and the screen) alive for good.
+    import gc
+    import weakref
+
+    config = make_config(tmp_path)
+    long_session(tmp_path / "sessions" / "s.toml", 150)
+    app = make_app(config)
+    screens: list[weakref.ref] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        for _ in range(3):
+            app.action_review_queue()
+            await settle(app, pilot)
+            assert isinstance(app.screen, ReviewScreen) and len(app.screen.review.entries) == 150
+            screens.append(weakref.ref(app.screen))
+            app.pop_screen()
+            await settle(app, pilot)
+        gc.collect()
+        assert [s() for s in screens] == [None, None, None]

@@ -133,6 +133,11 @@ class RowTable(ScrollView, can_focus=True):
         # band colours are the theme's, taken when a row is drawn: a new theme draws the rows again
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.rebuild())
 
+    def on_unmount(self) -> None:
+        # the signal keys its subscribers weakly, but the callback holds this table: a closed review
+        # queue or replay stayed alive (with every session it showed) until the next theme change
+        self.app.theme_changed_signal.unsubscribe(self)
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
