@@ -1,6 +1,6 @@
 """The console with a team's months of data: big sessions, a big folder, big catalogs.
 
-    nice python benchmarks/bench_console_scale.py [--data DIR] [--runs 3] [--only open,label,filter,picker,review,whatif]
+    nice python benchmarks/bench_console_scale.py [--data DIR] [--runs 3] [--only open,label,filter,picker,review,save,whatif]
 
 Data: benchmarks/scale_data.py (synthetic, deterministic, nothing tuned on it), generated in DIR
 (default: a temporary folder) unless already there: a 5,000-turn session over a 1,000-tool catalog,
@@ -19,6 +19,8 @@ for a CPU: read the medians, and compare runs made together (`--base DIR` below)
 - picker: `l` (the label picker over 10,000 options) until painted, then one keystroke in its filter.
 - review: `tui-router review FOLDER` (50 files) to the queue painted, then `1` (label, written to
   its file) and `u` (undo); the palette's review queue over the same folder from the console.
+- save: in the 5,000-turn session just labelled, the palette's review queue (it saves the session
+  first) and `save as`, each to painted.
 - whatif: the what-if dialog over the 5,000-turn session.
 - replay: the console's replay of the 5,000-turn session, to its summary line.
 """
@@ -335,6 +337,60 @@ async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
     return {"review_cli_first_frame_ms": statistics.median(cli), "review_palette_ms": statistics.median(palette), "review_palette_stall_p50_ms": statistics.median(stalls), "review_palette_worst_stall_ms": max(stalls), "review_key_ms": statistics.median(keys), "review_key_stall_p50_ms": statistics.median(key_stalls)}
 
 
+
+async def bench_save(paths: dict[str, Path], runs: int) -> dict[str, float]:
+    """The 5,000-turn session labelled (autosaved), then the palette's review queue (which saves
+    first) and `save as` (the method the prompt's Enter calls): each until painted, with its stall."""
+    from tui_router.app.screens.review import ReviewScreen
+    from tui_router.app.widgets.decision_log import DecisionLog
+    from tui_router.session import load_session
+
+    queue_ms, queue_stalls, save_ms, save_stalls = [], [], [], []
+    for run in range(runs):
+        work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+        copy = work / "big.toml"
+        shutil.copy(paths["big"], copy)
+        session = load_session(copy)
+        app = await _ready_app(config_for(paths["catalog1k"], "local", work), session=session)
+        async with app.run_test(size=SIZE) as pilot:
+            await app.wait_for_router()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            log = app.query_one(DecisionLog)
+            log.focus()
+            log.select(2500 + run)
+            await pilot.pause()
+            await pilot.press("a")
+            while not app.workspace.saved:
+                await asyncio.sleep(0.002)
+            await app.workers.wait_for_complete()
+            await painted(app)
+            with LagProbe() as probe:
+                started = time.perf_counter()
+                app.action_review_queue()
+                while not isinstance(app.screen, ReviewScreen):
+                    await asyncio.sleep(0.002)
+                await painted(app)
+                queue_ms.append((time.perf_counter() - started) * 1000)
+                await app.workers.wait_for_complete()
+            queue_stalls.append(probe.ms)
+            app.pop_screen()
+            await app.workers.wait_for_complete()
+            await painted(app)
+            with LagProbe() as probe:
+                started = time.perf_counter()
+                target = app.save_as(f"copy-{run}")
+                await painted(app)
+                save_ms.append((time.perf_counter() - started) * 1000)
+            save_stalls.append(probe.ms)
+            assert target is not None and target.read_text(encoding="utf-8").count("[[turns]]") == 5000
+    return {
+        "save_queue_ms": statistics.median(queue_ms),
+        "save_queue_stall_p50_ms": statistics.median(queue_stalls),
+        "save_as_ms": statistics.median(save_ms),
+        "save_as_stall_p50_ms": statistics.median(save_stalls),
+    }
+
 async def bench_whatif(paths: dict[str, Path], runs: int) -> dict[str, float]:
     from tui_router.session import load_session
 
@@ -422,7 +478,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="where the synthetic data is (made there if missing)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--base", type=Path, help="another checkout (e.g. `git archive OLD | tar -x -C DIR`): each measure runs there, then here, in turn")
-    parser.add_argument("--only", default="open,label,filter,picker,review,whatif,replay")
+    parser.add_argument("--only", default="open,label,filter,picker,review,save,whatif,replay")
     args = parser.parse_args()
     if args.child:
         child(*args.child)
@@ -434,7 +490,7 @@ def main() -> None:
         side_by_side(args.base.resolve(), data, args.runs, wanted)
         return
     results: dict[str, float] = {}
-    for name, run in (("open", bench_open), ("label", bench_label), ("filter", bench_filter), ("picker", bench_picker), ("review", bench_review), ("whatif", bench_whatif), ("replay", bench_replay)):
+    for name, run in (("open", bench_open), ("label", bench_label), ("filter", bench_filter), ("picker", bench_picker), ("review", bench_review), ("save", bench_save), ("whatif", bench_whatif), ("replay", bench_replay)):
         if name not in wanted:
             continue
         out = run(paths, args.runs)

@@ -433,3 +433,83 @@ async def test_a_closed_review_queue_is_freed_and_never_frozen_by_the_next_open(
             await settle(app, pilot)
         gc.collect()
         assert [s() for s in screens] == [None, None, None]
+
+
+def _writers(monkeypatch) -> list[str]:
+    """The threads the session file is written from (the real write, recorded)."""
+    from tui_router import workspace as workspace_module
+
+    threads: list[str] = []
+    real = workspace_module.write_session_text
+
+    def recording(path, text):
+        threads.append(threading.current_thread().name)
+        return real(path, text)
+
+    monkeypatch.setattr(workspace_module, "write_session_text", recording)
+    return threads
+
+
+async def test_opening_the_review_queue_writes_the_changed_session_in_the_worker_byte_identical(tmp_path: Path, monkeypatch) -> None:
+    # Opening the palette's review queue first rewrote the whole session on the UI thread (a
+    # 5,000-turn file: 0.55 s frozen); the worker now writes the snapshot taken at the key, then reads.
+    path = long_session(tmp_path / "sessions" / "long.toml", 300, labelled_every=7)
+    app = make_app(make_config(tmp_path), session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.workspace.set_label(10, "send_sms")  # changed in memory, not autosaved
+        writers = _writers(monkeypatch)
+        app.action_review_queue()
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert writers and threading.main_thread().name not in writers
+        assert path.read_text(encoding="utf-8") == dumps_session(app.session)
+        assert load_session(path).turns[10].label == "send_sms"
+
+
+async def test_a_review_queue_whose_session_cannot_be_written_is_not_opened_and_the_turns_are_kept(tmp_path: Path) -> None:
+    from tui_router.storage import claim_session_file
+
+    path = long_session(tmp_path / "sessions" / "long.toml", 150)
+    claim_session_file(path)  # as `tui-router open` does: the stamp a later write compares
+    app = make_app(make_config(tmp_path), session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.workspace.set_label(3, "send_sms")
+        path.write_text("[session]\nid = \"edited elsewhere\"\n", encoding="utf-8")  # changed on disk
+        app.action_review_queue()
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ReviewScreen)
+        said = [n.message for n in app._notifications]
+        assert any("review queue was not opened" in m and "turns are kept" in m for m in said), said
+        assert len(app.session.turns) == 150 and app.session.turns[3].label == "send_sms"
+        assert app.workspace.saved is False
+    assert path.read_text(encoding="utf-8") == "[session]\nid = \"edited elsewhere\"\n"
+
+
+async def test_save_as_of_a_long_session_formats_no_unchanged_turn_on_the_ui_thread_and_writes_the_same_bytes(tmp_path: Path, monkeypatch) -> None:
+    # save as (and the save before switching files or quitting) formatted the whole session on the
+    # UI thread; it now reuses each unchanged turn's text, made in a worker after the open.
+    from tui_router import session as session_module
+    from tui_router import workspace as workspace_module
+
+    path = long_session(tmp_path / "sessions" / "long.toml", 300, labelled_every=7)
+    app = make_app(make_config(tmp_path), session=load_session(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.workspace.texts_ready == 300
+        formatted: list[int] = []
+
+        def counting(session):
+            if threading.current_thread() is threading.main_thread():
+                formatted.append(len(session.turns))
+            return real(session)
+
+        real = session_module.session_to_dict
+        monkeypatch.setattr(session_module, "session_to_dict", counting)
+        monkeypatch.setattr(workspace_module, "session_to_dict", counting)
+        target = app.save_as("copy")
+        assert target == tmp_path / "sessions" / "copy.toml"
+        assert sum(formatted) == 0  # the [session] header only
+        monkeypatch.undo()
+        assert target.read_text(encoding="utf-8") == dumps_session(app.session)
