@@ -327,3 +327,19 @@ def test_a_save_as_that_fails_to_write_lets_the_new_name_go(tmp_path: Path) -> N
     assert not held_elsewhere(target)  # released when the write failed...
     # ...with the lock file its claim made (the probe's own claim removed its own at exit)
     assert sorted(p.name for p in (tmp_path / "sessions").glob(".*.lock")) == [f".{old.name}.lock"]
+
+
+def test_a_snapshot_taken_before_a_switch_is_not_written_to_the_file_left(tmp_path: Path) -> None:
+    # The review queue's worker writes the snapshot taken at the key; a session opened meanwhile
+    # saved the old one and released its file: the late snapshot must not claim it again.
+    ws = Workspace(None, tmp_path)
+    ws.add_turn("first")
+    snap = ws.snapshot()
+    ws.save_now()
+    written = snap.path.read_text(encoding="utf-8")
+    ws.switch(ws.new_session())
+    ws.write_now(snap)
+    assert snap.path.read_text(encoding="utf-8") == written
+    from tui_router.storage import lock_path_for
+
+    assert not lock_path_for(snap.path).exists()  # released at the switch, not claimed again

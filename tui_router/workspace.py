@@ -358,11 +358,11 @@ class Workspace:
         self.write_now(self.snapshot())
 
     def write_now(self, snap: Snapshot) -> None:
-        """Write a snapshot even if an equal one is on disk (save as, quit, before the review queue
-        reads the folder: the file must hold it); raises as `write`. Safe from any thread: a later
-        snapshot written first is kept, this one is then dropped."""
+        """Write a snapshot (save as, quit, before the review queue reads the folder), even after
+        `close`; raises as `write`. Safe from any thread: when a snapshot as new or newer is already
+        on disk (or the session was switched since), this one is dropped."""
         with self._lock:
-            if snap.seq < self._written_seq:
+            if snap.seq <= self._written_seq:
                 return
             backup = write_session_text(snap.path, snap.text)
             self._written_seq = snap.seq
