@@ -4,10 +4,17 @@ the short-API-key scrubber, copied-file detection, invisible-only messages and B
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import socket
+import threading
 from pathlib import Path
 
 from cli_harness import tui_router
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tui_router.catalog import authoring_warnings, load_catalog
 
@@ -62,3 +69,79 @@ def test_advice_lines_hold_control_characters_as_escapes(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert "the example 'ring \\x07 bell \\u202e x' is also one of tools[0]" in done.stderr
     assert not any(ch in done.stderr + done.stdout for ch in "\x1b\x07\u202e")
+
+
+# -- the API-key scrubber ---------------------------------------------------------------------------
+
+# texts made of the characters keys, markers and error texts share, so the search meets the edges
+_TEXT = st.text(alphabet="[redactd]-_ .=aeQ1\n\u00e9", max_size=60)
+_KEY = st.text(alphabet="[redactd]-_ .=aeQ1\u00e9", min_size=1, max_size=24).map(str.strip).filter(bool)
+
+
+def _whole_word(key: str, text: str) -> bool:
+    return re.search(r"(?<![\w-])" + re.escape(key) + r"(?![\w-])", text) is not None
+
+
+@settings(max_examples=400, deadline=None)
+@given(key=_KEY, before=_TEXT, after=_TEXT, echoes=st.integers(0, 3))
+def test_the_scrubbed_text_never_shows_a_long_key_nor_a_short_one_as_a_word(key: str, before: str, after: str, echoes: int) -> None:
+    from tui_router.decide.systemone.client import WHOLE_WORD_KEY_CHARS, redactor
+
+    text = before + f" {key} " * echoes + after
+    scrubbed = redactor(key)(text)
+    if len(key) >= WHOLE_WORD_KEY_CHARS:
+        assert key not in scrubbed
+    else:
+        assert not _whole_word(key, scrubbed)
+
+
+def test_a_key_that_the_marker_or_the_marker_and_its_neighbours_spell_is_still_scrubbed() -> None:
+    from tui_router.decide.systemone.client import redactor
+
+    # "[redacted]" put for the key "redacted" showed the key; a long key "[redacted]" + tail came
+    # back whole from "[redacted]" + tail + tail
+    assert redactor("redacted")("key redacted refused") == "key [hidden] refused"
+    key = "[redacted]abcdefgh"
+    assert key not in redactor(key)(f"x {key}abcdefgh")
+    # regex metacharacters, option ids and unicode are literal words
+    assert redactor("a+b(")("a+b( aab(") == "[redacted] aab("
+    assert redactor("send_sms")("choice send_sms, not send_sms_now") == "choice [redacted], not send_sms_now"
+    assert redactor("clé")("la clé, clés") == "la [redacted], clés"
+
+
+def test_a_key_an_error_text_is_cut_at_is_scrubbed_before_the_cut(tmp_path: Path) -> None:
+    # httpx quotes a bad status line; the reason was cut at 160 characters, then scrubbed: the cut
+    # left the key's first 18 characters, which the scrubber no longer matched
+    from tui_router.config import config_from_dict
+    from tui_router.decide.systemone.client import SystemOneClient
+
+    key = "sk-" + "Q7" * 15
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 2x0 " + b"y" * 95 + key.encode() + b"\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    os.environ["TR_HOSTILE_KEY"] = key
+    try:
+        port = listener.getsockname()[1]
+        cfg = config_from_dict({"systemone": {"base_url": f"http://127.0.0.1:{port}/v1", "api_key_env": "TR_HOSTILE_KEY", "max_retries": 0}})
+        client = SystemOneClient(cfg.systemone)
+        try:
+            reply = client.run_sync(client.get_json("/models"))
+        finally:
+            client.close()
+    finally:
+        del os.environ["TR_HOSTILE_KEY"]
+        listener.close()
+        thread.join(5)
+    assert "the server broke off its reply (illegal status line" in reply.error
+    assert "[redacted]" in reply.error
+    assert key[:6] not in reply.error, reply.error
