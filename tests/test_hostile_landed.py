@@ -145,3 +145,118 @@ def test_a_key_an_error_text_is_cut_at_is_scrubbed_before_the_cut(tmp_path: Path
     assert "the server broke off its reply (illegal status line" in reply.error
     assert "[redacted]" in reply.error
     assert key[:6] not in reply.error, reply.error
+
+
+# -- the console's catalog watch ----------------------------------------------------------------------
+
+PETSHOP = """\
+name = "petshop"
+
+[[tools]]
+id = "book_grooming"
+when_to_use = "Book a grooming appointment (bath, haircut, nails) for a pet."
+risk = "write"
+examples = ["Book a bath for my dog on Saturday"]
+
+[[tools]]
+id = "order_food"
+when_to_use = "Order pet food or treats for home delivery."
+risk = "payment"
+"""
+TRACK = '\n[[tools]]\nid = "track_order"\nwhen_to_use = "Say where a placed order is."\nrisk = "read"\n'
+
+
+async def _settle_failing(app, pilot) -> None:  # noqa: ANN001 (the Textual app and its pilot)
+    """settle, for a reload that fails in its worker (as it should: the notification says why)."""
+    from textual.worker import WorkerFailed
+
+    for _ in range(2):
+        with contextlib.suppress(WorkerFailed):
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def _console(tmp_path: Path, catalog: Path):  # noqa: ANN202 (RouterConsole, imported lazily)
+    from app_harness import make_app
+
+    from tui_router.config import config_from_dict
+
+    config = config_from_dict({"catalog": str(catalog), "backend": "local", "sessions_dir": str(tmp_path / "sessions")}, tmp_path / "tui-router.toml")
+    return make_app(config)
+
+
+async def test_a_catalog_saved_in_two_steps_reloads_once_and_says_no_error(tmp_path: Path) -> None:
+    from app_harness import notifications, settle
+
+    catalog = tmp_path / "petshop.toml"
+    catalog.write_text(PETSHOP, encoding="utf-8")
+    app = _console(tmp_path, catalog)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        first, said = app.router, len(notifications(app))
+        catalog.write_text("", encoding="utf-8")  # the editor's first step: the file emptied
+        app._check_catalog_file()
+        await settle(app, pilot)
+        # the emptied file is not loaded: before, "the catalog has no tools" flashed, then a second reload
+        assert app.router is first and notifications(app)[said:] == []
+        catalog.write_text(PETSHOP + TRACK, encoding="utf-8")  # then filled
+        app._check_catalog_file()
+        await settle(app, pilot)
+        app._check_catalog_file()
+        await settle(app, pilot)
+        assert "track_order" in app.router.catalog
+        new = notifications(app)[said:]
+        assert len(new) == 1 and "changed on disk: reloaded. Catalog petshop" in new[0], new
+
+
+async def test_a_catalog_deleted_or_replaced_by_a_folder_fifo_or_broken_link_keeps_the_loaded_one(tmp_path: Path) -> None:
+    from app_harness import notifications, settle, submit
+
+    from tui_router.app.app import CATALOG_GONE_POLLS
+
+    catalog = tmp_path / "petshop.toml"
+    catalog.write_text(PETSHOP, encoding="utf-8")
+    app = _console(tmp_path, catalog)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        first, said = app.router, len(notifications(app))
+
+        catalog.unlink()  # deleted: said once, however long it stays gone
+        for _ in range(CATALOG_GONE_POLLS * 3):
+            app._check_catalog_file()
+        await settle(app, pilot)
+        new = notifications(app)[said:]
+        assert new == [f"{catalog} is gone from disk (deleted, moved or a broken link): the catalog as loaded stays in use; saving the file there again loads it."]
+        await submit(app, pilot, "book a bath for my dog")
+        assert app.router is first and app.session.turns[-1].decision is not None and app.session.turns[-1].decision.choice == "book_grooming"
+
+        catalog.mkdir()  # a folder in its place: one error, the loaded catalog stays
+        for _ in range(3):
+            app._check_catalog_file()
+            await _settle_failing(app, pilot)
+        new = notifications(app)[said + 1 :]
+        assert len(new) == 1 and f"{catalog}: is a folder, not a catalog file" in new[0], new
+        catalog.rmdir()
+
+        os.mkfifo(catalog)  # a pipe: refused unread (no read waiting for a writer), said once
+        for _ in range(3):
+            app._check_catalog_file()
+            await _settle_failing(app, pilot)
+        new = notifications(app)[said + 2 :]
+        assert len(new) == 1 and "not a regular file (a pipe, device or socket)" in new[0], new
+        catalog.unlink()
+
+        catalog.symlink_to(tmp_path / "nowhere.toml")  # a broken link: gone, said once more
+        for _ in range(CATALOG_GONE_POLLS + 1):
+            app._check_catalog_file()
+        await settle(app, pilot)
+        assert len(notifications(app)) == said + 4 and "is gone from disk" in notifications(app)[-1]
+        catalog.unlink()
+
+        catalog.write_text(PETSHOP + TRACK, encoding="utf-8")  # saved there again: loaded
+        app._check_catalog_file()
+        await settle(app, pilot)
+        assert "track_order" in app.router.catalog and app.router is not first
+        await submit(app, pilot, "where is my order")
+        saved = app.session.path.read_text(encoding="utf-8")
+        assert "book a bath for my dog" in saved and "where is my order" in saved  # no turn lost

@@ -85,6 +85,9 @@ PREPARE_TURNS = 100  # from this many turns an opened session formats its file t
 
 # how often the console looks whether the catalog file was edited (one stat call)
 CATALOG_POLL_SECONDS = 1.0
+# checks in a row without the catalog file before the console says it is gone (an editor's save
+# that replaces the file is back by the next one)
+CATALOG_GONE_POLLS = 3
 
 
 def catalog_file(config: Config) -> Path | None:
@@ -162,6 +165,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         # disk reloads it (_check_catalog_file); None: nothing to watch (a router given ready-made)
         self._catalog_seen: tuple[Path, tuple[int, int] | None] | None = None
         self._catalog_warned: tuple[str | None, tuple[str, ...]] | None = None  # warnings said for this catalog
+        self._catalog_gone = 0  # checks in a row that found no catalog file (said once, at CATALOG_GONE_POLLS)
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
@@ -1208,8 +1212,22 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return  # nothing read from a file, or the first load still running (a failed one is watched: the fix loads)
         path, stamp = seen
         now = file_stamp(path)
-        if now is None or now == stamp:
-            return  # unchanged, or gone for a moment (an editor's save replaces the file)
+        if now is None:  # gone for a moment (an editor's save replaces the file), or for good: said once
+            self._catalog_gone += 1
+            if self._catalog_gone == CATALOG_GONE_POLLS and self.router is not None:
+                self.notify(
+                    f"{display_path(path)} is gone from disk (deleted, moved or a broken link): the catalog as loaded "
+                    "stays in use; saving the file there again loads it.",
+                    severity="warning",
+                    timeout=15,
+                    markup=False,
+                )
+            return
+        self._catalog_gone = 0
+        if now == stamp:
+            return
+        if now[1] == 0 and path.is_file():
+            return  # emptied: an editor writing in two steps (truncate, then fill); no catalog is empty
         self._catalog_seen = (path, now)
         self._config_note = f"{display_path(path)} changed on disk: reloaded."
         self._update_status(loading="reloading the catalog…")
