@@ -260,3 +260,50 @@ async def test_a_catalog_deleted_or_replaced_by_a_folder_fifo_or_broken_link_kee
         await submit(app, pilot, "where is my order")
         saved = app.session.path.read_text(encoding="utf-8")
         assert "book a bath for my dog" in saved and "where is my order" in saved  # no turn lost
+
+
+async def test_a_confirm_open_while_the_catalog_loses_its_tool_does_not_label_with_the_gone_id(tmp_path: Path) -> None:
+    from app_harness import notifications, settle, submit
+
+    from tui_router.app.screens.confirm import ConfirmTurnModal
+
+    catalog = tmp_path / "petshop.toml"
+    catalog.write_text(PETSHOP, encoding="utf-8")
+    app = _console(tmp_path, catalog)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "order pet food treats for home delivery")  # payment: a person confirms
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmTurnModal) and app.session.turns[0].decision.choice == "order_food"
+        catalog.write_text(PETSHOP.replace("order_food", "order_feed"), encoding="utf-8")  # renamed meanwhile
+        app._check_catalog_file()
+        await settle(app, pilot)
+        assert "order_food" not in app.router.catalog
+        await pilot.press("y")  # approved in the dialog opened before the reload
+        await settle(app, pilot)
+        turn = app.session.turns[0]
+        assert (turn.label, turn.decision.outcome) == (None, "pending")
+        assert "Turn 1: 'order_food' is not in catalog 'petshop' any more" in notifications(app)[-1]
+        await submit(app, pilot, "order pet food treats for home delivery")  # the console goes on
+        await settle(app, pilot)
+        assert app.session.turns[1].decision.choice == "order_feed"
+
+
+async def test_accepting_a_choice_the_reloaded_catalog_lost_sets_no_label(tmp_path: Path) -> None:
+    from app_harness import notifications, settle, submit
+
+    catalog = tmp_path / "petshop.toml"
+    catalog.write_text(PETSHOP, encoding="utf-8")
+    app = _console(tmp_path, catalog)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "book a bath for my dog on saturday")
+        await settle(app, pilot)
+        assert app.session.turns[0].decision.choice == "book_grooming"
+        catalog.write_text(PETSHOP.replace("book_grooming", "book_spa"), encoding="utf-8")
+        app._check_catalog_file()
+        await settle(app, pilot)
+        app.action_label_accept()  # a: the turn's choice as its label
+        await settle(app, pilot)
+        assert app.session.turns[0].label is None
+        assert notifications(app)[-1] == "Turn 1: 'book_grooming' is not in catalog 'petshop' any more: no label set. Pick one with l."

@@ -755,12 +755,31 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.push_screen(ConfirmTurnModal(request), decided)
 
     def on_outcome_recorded(self, message: OutcomeRecorded) -> None:
+        if (gone := self._gone_option(message.index, message.outcome, message.rerouted_to)) is not None:
+            # the catalog was reloaded under an open dialog and lost the tool: approving it labelled
+            # the turn with an id the catalog no longer has (and built its arguments)
+            self.notify(
+                f"Turn {message.index + 1}: '{gone}' is not in catalog '{self.router.catalog.name}' any more (it was "
+                "reloaded while the dialog was open): nothing recorded, the turn stays pending. Pick its label with l.",
+                severity="warning",
+                markup=False,
+            )
+            return
         if not self._relabel(
             message.index, lambda: self.workspace.record_outcome(message.index, message.outcome, message.rerouted_to)
         ):
             return
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
         self.arguments_after_outcome(message.index, message.outcome, message.rerouted_to)
+
+    def _gone_option(self, index: int, outcome: str, rerouted_to: str | None) -> str | None:
+        """The option an approve or re-route names that the catalog in use does not have, else None."""
+        d = self.session.turns[index].decision if 0 <= index < len(self.session.turns) else None
+        named = rerouted_to if rerouted_to else (d.choice if outcome == "approved" and d is not None else None)
+        if named is None or self.router is None:
+            return None
+        catalog = self.router.catalog
+        return None if named in catalog.option_ids or named == catalog.none_option else named
 
     def picker_items(self) -> list[PickerItem]:
         if self.router is None:
@@ -817,6 +836,17 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
+        catalog = self.router.catalog if self.router is not None else None
+        if message.label is not None and catalog is not None and message.label not in catalog.option_ids:
+            # accepted from a turn routed on a catalog since edited, or picked in a picker opened
+            # before a reload: a label eval would refuse
+            self.notify(
+                f"Turn {message.index + 1}: '{message.label}' is not in catalog '{catalog.name}' any more: no label "
+                "set. Pick one with l.",
+                severity="warning",
+                markup=False,
+            )
+            return
         self.remember_label(message.index)  # u puts it back (label_undo.py)
         self._relabel(message.index, lambda: self.workspace.set_label(message.index, message.label))
         self._turn_changed(message.index)  # the row shows the label: no notification needed
