@@ -307,3 +307,65 @@ async def test_accepting_a_choice_the_reloaded_catalog_lost_sets_no_label(tmp_pa
         await settle(app, pilot)
         assert app.session.turns[0].label is None
         assert notifications(app)[-1] == "Turn 1: 'book_grooming' is not in catalog 'petshop' any more: no label set. Pick one with l."
+
+
+# -- invisible-only messages and BOMs ----------------------------------------------------------------
+
+# bidi marks alone were refused already; variation selectors and lone combining marks were routed
+# (retrieval folds them away: an empty query, sent to escalation) and counted in eval as misses
+MARKS_ONLY = {
+    "bidi marks": "\u200e\u200f\u202a\u202c",
+    "variation selectors": "\ufe0f\ufe0e\U000e0100",
+    "combining marks": "\u0301\u0308\u0327",
+    "a Thai vowel sign alone": "\u0e31",
+}
+
+
+def test_route_refuses_messages_of_only_marks_or_selectors_as_empty(tmp_path: Path) -> None:
+    for what, message in MARKS_ONLY.items():
+        done = tui_router("route", "--backend", "local", "--json", message, env=env(tmp_path))
+        assert done.returncode == 2 and done.stdout == "", what
+        assert done.stderr.strip() == "tui-router: the message is empty: give the text to route (or '-' with text on stdin)", what
+    done = tui_router("route", "--backend", "local", "--json", "cafe\u0301 \ufe0f", env=env(tmp_path))  # a letter carries them
+    assert done.returncode == 0 and json.loads(done.stdout)["message"] == "cafe\u0301 \ufe0f"
+
+
+def test_mcp_arguments_of_only_selectors_or_marks_are_empty() -> None:
+    import pytest
+
+    from tui_router.mcp_server import BadArguments, RouteArgs, parse_arguments
+
+    for message in MARKS_ONLY.values():
+        with pytest.raises(BadArguments, match="'message' is empty"):
+            parse_arguments(RouteArgs, "route_request", {"message": message})
+
+
+def _session_text(messages: list[str]) -> str:
+    def escaped(text: str) -> str:
+        return "".join(f"\\U{ord(c):08x}" if not c.isascii() else c for c in text)
+
+    turns = "".join(f'\n[[turns]]\nmessage = "{escaped(m)}"\nlabel = "send_sms"\n' for m in messages)
+    return '[session]\nid = "cases"\ncatalog = "demo"\nversion = 1\n' + turns
+
+
+def test_eval_json_refuses_labelled_turns_of_only_invisible_characters(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.toml"
+    cases.write_text(_session_text([MARKS_ONLY["variation selectors"], MARKS_ONLY["bidi marks"], "text Bob that I am late"]), encoding="utf-8")
+    done = tui_router("eval", "--backend", "local", "--json", str(cases), env=env(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == (
+        f"tui-router: {cases}: turns[0]: the labelled turn has a message of only characters that draw nothing (and 1 more); "
+        "write the user message it stands for, or remove its label"
+    )
+
+
+def test_a_bom_at_the_start_of_a_catalog_or_session_file_is_read(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path, ["Send a text message to a phone number."])
+    catalog.write_bytes(b"\xef\xbb\xbf" + catalog.read_bytes())
+    done = tui_router("catalog", "validate", str(catalog), env=env(tmp_path))
+    assert done.returncode == 0 and f"{catalog}: ok - catalog 'hostile', 1 tool" in done.stdout, done.stderr
+    cases = tmp_path / "cases.toml"
+    cases.write_bytes(b"\xef\xbb\xbf" + _session_text(["text Bob that I am late", "send an sms to Ann"]).encode())
+    done = tui_router("eval", "--backend", "local", "--json", str(cases), env=env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["n"] == 2
