@@ -369,3 +369,30 @@ def test_a_bom_at_the_start_of_a_catalog_or_session_file_is_read(tmp_path: Path)
     done = tui_router("eval", "--backend", "local", "--json", str(cases), env=env(tmp_path))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["n"] == 2
+
+
+# -- copied session files --------------------------------------------------------------------------
+
+
+def test_three_copies_empty_files_a_file_named_twice_and_its_folder_count_once(tmp_path: Path) -> None:
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    text = _session_text(["text Bob that I am late", "send an sms to Ann"])
+    for name in ("a", "b", "c"):
+        (folder / f"{name}.toml").write_text(text, encoding="utf-8")
+    empty = '[session]\nid = "e"\ncatalog = "demo"\nversion = 1\n'
+    (folder / "e1.toml").write_text(empty, encoding="utf-8")
+    (folder / "e2.toml").write_text(empty, encoding="utf-8")
+    a = folder / "a.toml"
+    done = tui_router("eval", "--backend", "local", "--json", str(a), str(folder), str(a), str(folder / ".." / "cases" / "a.toml"), env=env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["n"] == 2  # two turns, though held by three files and a.toml named four times
+    assert done.stderr.splitlines() == [
+        f"tui-router: note: {folder / name}.toml holds the same turns as {a} (the same messages and labels, in the same order): they count once, from {a}"
+        for name in ("b", "c")
+    ]
+    (folder / "bad.toml").write_text("garbage [[", encoding="utf-8")  # a corrupt one: one sentence, exit 2
+    done = tui_router("eval", "--backend", "local", "--json", str(folder), env=env(tmp_path))
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.startswith(f"tui-router: {folder / 'bad.toml'}:1: ")
+    assert len(done.stderr.splitlines()) == 1
