@@ -269,11 +269,15 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
                 f"{session.path}: the turns are labelled for catalog '{named}' but the catalog in use is "
                 f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
             )
-    blank = [c for c in cases if not c.turn.message.strip()]
+    from .textsafe import is_blank
+
+    # whitespace, or only characters that draw nothing (bidi marks, variation selectors): route refuses such a message
+    blank = [c for c in cases if is_blank(c.turn.message)]
     if blank:  # routed, it would count as a retrieval miss of a message nobody sent
         more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
+        what = "an empty message" if not blank[0].turn.message.strip() else "a message of only characters that draw nothing"
         raise EvalError(
-            f"{blank[0].source}: turns[{blank[0].index}]: the labelled turn has an empty message{more}; "
+            f"{blank[0].source}: turns[{blank[0].index}]: the labelled turn has {what}{more}; "
             "write the user message it stands for, or remove its label"
         )
     options = catalog.option_ids

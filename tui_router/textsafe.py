@@ -72,10 +72,12 @@ _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 def is_blank(text: str) -> bool:
     """Whether `text` shows nothing: only whitespace, control characters and invisible format
     characters (zero-width space and joiners, bidi controls, the BOM, the soft hyphen). A message of
-    U+200B alone passed `not text.strip()` and was routed as if it said something."""
+    U+200B alone passed `not text.strip()` and was routed as if it said something. Marks with no
+    letter to sit on (variation selectors, combining accents alone) are blank too: retrieval folds
+    them away and routed the empty rest."""
     import unicodedata
 
-    return all(c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cc", "Cf") for c in text)
+    return all(c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cc", "Cf", "Mn", "Me") for c in text)
 
 
 def is_safe(text: str) -> bool:

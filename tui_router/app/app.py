@@ -85,6 +85,9 @@ PREPARE_TURNS = 100  # from this many turns an opened session formats its file t
 
 # how often the console looks whether the catalog file was edited (one stat call)
 CATALOG_POLL_SECONDS = 1.0
+# checks in a row without the catalog file before the console says it is gone (an editor's save
+# that replaces the file is back by the next one)
+CATALOG_GONE_POLLS = 3
 
 
 def catalog_file(config: Config) -> Path | None:
@@ -162,6 +165,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         # disk reloads it (_check_catalog_file); None: nothing to watch (a router given ready-made)
         self._catalog_seen: tuple[Path, tuple[int, int] | None] | None = None
         self._catalog_warned: tuple[str | None, tuple[str, ...]] | None = None  # warnings said for this catalog
+        self._catalog_gone = 0  # checks in a row that found no catalog file (said once, at CATALOG_GONE_POLLS)
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
@@ -751,12 +755,31 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.push_screen(ConfirmTurnModal(request), decided)
 
     def on_outcome_recorded(self, message: OutcomeRecorded) -> None:
+        if (gone := self._gone_option(message.index, message.outcome, message.rerouted_to)) is not None:
+            # the catalog was reloaded under an open dialog and lost the tool: approving it labelled
+            # the turn with an id the catalog no longer has (and built its arguments)
+            self.notify(
+                f"Turn {message.index + 1}: '{gone}' is not in catalog '{self.router.catalog.name}' any more (it was "
+                "reloaded while the dialog was open): nothing recorded, the turn stays pending. Pick its label with l.",
+                severity="warning",
+                markup=False,
+            )
+            return
         if not self._relabel(
             message.index, lambda: self.workspace.record_outcome(message.index, message.outcome, message.rerouted_to)
         ):
             return
         self._turn_changed(message.index)  # the row shows the outcome: no notification needed
         self.arguments_after_outcome(message.index, message.outcome, message.rerouted_to)
+
+    def _gone_option(self, index: int, outcome: str, rerouted_to: str | None) -> str | None:
+        """The option an approve or re-route names that the catalog in use does not have, else None."""
+        d = self.session.turns[index].decision if 0 <= index < len(self.session.turns) else None
+        named = rerouted_to if rerouted_to else (d.choice if outcome == "approved" and d is not None else None)
+        if named is None or self.router is None:
+            return None
+        catalog = self.router.catalog
+        return None if named in catalog.option_ids or named == catalog.none_option else named
 
     def picker_items(self) -> list[PickerItem]:
         if self.router is None:
@@ -813,6 +836,17 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.post_message(LabelChanged(index, None))
 
     def on_label_changed(self, message: LabelChanged) -> None:
+        catalog = self.router.catalog if self.router is not None else None
+        if message.label is not None and catalog is not None and message.label not in catalog.option_ids:
+            # accepted from a turn routed on a catalog since edited, or picked in a picker opened
+            # before a reload: a label eval would refuse
+            self.notify(
+                f"Turn {message.index + 1}: '{message.label}' is not in catalog '{catalog.name}' any more: no label "
+                "set. Pick one with l.",
+                severity="warning",
+                markup=False,
+            )
+            return
         self.remember_label(message.index)  # u puts it back (label_undo.py)
         self._relabel(message.index, lambda: self.workspace.set_label(message.index, message.label))
         self._turn_changed(message.index)  # the row shows the label: no notification needed
@@ -1208,8 +1242,22 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return  # nothing read from a file, or the first load still running (a failed one is watched: the fix loads)
         path, stamp = seen
         now = file_stamp(path)
-        if now is None or now == stamp:
-            return  # unchanged, or gone for a moment (an editor's save replaces the file)
+        if now is None:  # gone for a moment (an editor's save replaces the file), or for good: said once
+            self._catalog_gone += 1
+            if self._catalog_gone == CATALOG_GONE_POLLS and self.router is not None:
+                self.notify(
+                    f"{display_path(path)} is gone from disk (deleted, moved or a broken link): the catalog as loaded "
+                    "stays in use; saving the file there again loads it.",
+                    severity="warning",
+                    timeout=15,
+                    markup=False,
+                )
+            return
+        self._catalog_gone = 0
+        if now == stamp:
+            return
+        if now[1] == 0 and path.is_file():
+            return  # emptied: an editor writing in two steps (truncate, then fill); no catalog is empty
         self._catalog_seen = (path, now)
         self._config_note = f"{display_path(path)} changed on disk: reloaded."
         self._update_status(loading="reloading the catalog…")

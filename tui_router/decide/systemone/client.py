@@ -176,9 +176,33 @@ def redactor(key: str) -> Callable[[str], str]:
     if not key:
         return lambda text: text
     if len(key) >= WHOLE_WORD_KEY_CHARS:
-        return lambda text: text.replace(key, "[redacted]") if key in text else text
+
+        def long(text: str) -> str:
+            # again until gone: the marker and what follows can spell the key anew ("[redacted]abc..."
+            # as a key); each pass shortens the text (the key is longer than the marker), so it ends
+            while key in text:
+                text = text.replace(key, "[redacted]")
+            return text
+
+        return long
     pattern = re.compile(r"(?<![\w-])" + re.escape(key) + r"(?![\w-])")
-    return lambda text: pattern.sub("[redacted]", text) if key in text else text
+    # a short key the marker itself would show ("redacted") gets another marker
+    marker = next(m for m in ("[redacted]", "[hidden]", "") if not pattern.search(f" {m} "))
+
+    def short(text: str) -> str:
+        if key not in text:
+            return text
+        # a key that ends in punctuation, echoed twice ("1=1="), stands as a word only once the
+        # second is replaced: again until none stands; past a few passes, cut them out (that ends)
+        for _ in range(4):
+            text = pattern.sub(marker, text)
+            if not pattern.search(text):
+                return text
+        while pattern.search(text):
+            text = pattern.sub("", text)
+        return text
+
+    return short
 
 
 def key_problem(key: str, env: str) -> str:
@@ -373,7 +397,7 @@ class SystemOneClient:
                     attempts=attempt,
                 )
             except httpx.DecodingError as exc:  # not a TransportError: a body that is not what its Content-Encoding says
-                reason = self.redact(_first_line(str(exc) or type(exc).__name__, 120))
+                reason = self.redact(_first_line(self.redact(str(exc) or type(exc).__name__), 120))  # before the cut (no half key), after the join
                 return Reply(
                     error=f"{shown}: the reply cannot be decoded ({reason}); the server's Content-Encoding does not match its body",
                     attempts=attempt,
@@ -394,7 +418,7 @@ class SystemOneClient:
                 if attempt <= retries and self._can_wait(ends, loop, wait):
                     await asyncio.sleep(wait)
                     continue
-                reason = self.redact(_first_line(str(exc) or type(exc).__name__, 160))
+                reason = self.redact(_first_line(self.redact(str(exc) or type(exc).__name__), 160))  # before the cut (no half key), after the join
                 tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
                 if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):  # connected, then broke off or spoke bad HTTP
                     return Reply(
