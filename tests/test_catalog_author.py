@@ -107,6 +107,11 @@ def write(tmp_path: Path, text: str, name: str = "mine.toml") -> Path:
         ('id = "t"\nwhen_to_use = "x"\nkeywords = ["a", "b"\n\n[[tools]]\nid = "u"\nwhen_to_use = "u"\n', ":6: not valid TOML: Unclosed array: the list that opens on this line is not closed: add ]"),
         ('id = "t"\nwhen_to_use = "x"\nkeywords = ["a" "b"]\n', ":6: not valid TOML: Unclosed array (column 17): the items of a list are separated by commas (one is missing)"),
         ('id = "t"\nwhen_to_use = "x"\nrisk = write\n', ':6: not valid TOML: Invalid value (column 8): a text value needs quotes (risk = "write")'),
+        # a list opened last in the file, or before the next key, is "Invalid value" to tomllib: the open list is named
+        ('id = "t"\nwhen_to_use = "x"\nkeywords = [\n', ":6: not valid TOML: Invalid value: the list that opens on this line is not closed: add ]"),
+        ('id = "t"\nkeywords = [\n"a",\nwhen_to_use = "x"\n', ":5: not valid TOML: Invalid value: the list that opens on this line is not closed: add ]"),
+        # a list closed over several lines is no slip: a bare value after it keeps its own hint
+        ('id = "t"\nkeywords = [\n"a",\n]\nrisk = write\n', ':8: not valid TOML: Invalid value (column 8): a text value needs quotes (risk = "write")'),
         ('id = "t"\nwhen_to_use = "x"\n[tools]\n', ":6: not valid TOML: Cannot declare ('tools',) twice (column 7): each tool starts with [[tools]], two brackets on each side"),
     ],
 )

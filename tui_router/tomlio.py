@@ -208,6 +208,17 @@ _TOML_HINTS = (
 )
 
 
+def _open_list_before(rows: list[str]) -> int | None:
+    """The line (1-based) of the last `key = [` whose list no later row closes, if any."""
+    opener = None
+    for n, row in enumerate(rows, 1):
+        if _OPENS_ARRAY.match(row) and row.count("[") > row.count("]"):
+            opener = n
+        elif opener is not None and "]" in row:
+            opener = None
+    return opener
+
+
 def toml_error(exc: tomllib.TOMLDecodeError, text: str) -> tuple[int | None, str]:
     """(line, sentence) for a TOML syntax error: tomllib's reason with its column, and a hint at the
     likely slip. An array left open is reported "at end of document": the line where it opened."""
@@ -224,6 +235,12 @@ def toml_error(exc: tomllib.TOMLDecodeError, text: str) -> tuple[int | None, str
         if opened and opened[-1] != line:
             line, column = opened[-1], ""
     hint = next((h for start, h in _TOML_HINTS if reason.startswith(start)), "")
+    if reason.startswith("Invalid value"):
+        # a list left open before the error (`keywords = [` and the next key, or the end of the file):
+        # tomllib says "Invalid value" where the next item should be; the slip is the open list
+        opener = _open_list_before(text.splitlines()[: (line - 1) if line else None])
+        if opener is not None:
+            line, column, hint = opener, "", "the list that opens on this line is not closed: add ]"
     if reason.startswith("Unclosed array") and line and column:
         row = text.splitlines()[line - 1] if line <= len(text.splitlines()) else ""
         if row.count("[") <= row.count("]"):  # closed on its line: tomllib stopped at an item with no comma before it
