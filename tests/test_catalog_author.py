@@ -273,6 +273,8 @@ async def test_the_console_reloads_a_catalog_edited_while_it_runs(tmp_path: Path
         await settle(app, pilot)
         assert "track_order" in app.router.catalog  # the previous catalog stays in use
         assert any(f"{catalog}:8: tools[0] (id 'book_grooming'): field 'risk' unknown risk 'wirte' (did you mean 'write'?)" in n for n in notifications(app))
+        # and it says what is still in use, so the error does not read as a console that stopped routing
+        assert any(n.endswith("Still routing with catalog 'petshop' as loaded before.") and ":8:" in n for n in notifications(app)), notifications(app)
         await submit(app, pilot, "order kibble for my cat")
         assert app.session.turns[1].decision is not None and app.session.turns[1].decision.choice is not None
 

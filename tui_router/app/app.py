@@ -611,6 +611,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 self.query_one("#catalog-pane", CatalogPane).failed(self._router_error)
             else:
                 self._update_status(loading="")  # a failed switch: the previous router stays
+            if self.router is not None:  # say what is in use, so a failed reload does not read as a dead console
+                lines = [*lines, f"Still routing with catalog '{self.router.catalog.name}' as loaded before."]
             self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
         elif worker.group == "fallback" and state in (WorkerState.ERROR, WorkerState.CANCELLED):
             index = self.workspace.fallback_turn
