@@ -176,21 +176,22 @@ async def _settle_failing(app, pilot) -> None:  # noqa: ANN001 (the Textual app 
         await pilot.pause()
 
 
-def _console(tmp_path: Path, catalog: Path):  # noqa: ANN202 (RouterConsole, imported lazily)
+def _petshop_console(tmp_path: Path):  # noqa: ANN202 ((catalog path, RouterConsole), imported lazily)
+    """The petshop catalog written to a file the console watches, and a console (local backend) on it."""
     from app_harness import make_app
 
     from tui_router.config import config_from_dict
 
+    catalog = tmp_path / "petshop.toml"
+    catalog.write_text(PETSHOP, encoding="utf-8")
     config = config_from_dict({"catalog": str(catalog), "backend": "local", "sessions_dir": str(tmp_path / "sessions")}, tmp_path / "tui-router.toml")
-    return make_app(config)
+    return catalog, make_app(config)
 
 
 async def test_a_catalog_saved_in_two_steps_reloads_once_and_says_no_error(tmp_path: Path) -> None:
     from app_harness import notifications, settle
 
-    catalog = tmp_path / "petshop.toml"
-    catalog.write_text(PETSHOP, encoding="utf-8")
-    app = _console(tmp_path, catalog)
+    catalog, app = _petshop_console(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         first, said = app.router, len(notifications(app))
@@ -214,9 +215,7 @@ async def test_a_catalog_deleted_or_replaced_by_a_folder_fifo_or_broken_link_kee
 
     from tui_router.app.app import CATALOG_GONE_POLLS
 
-    catalog = tmp_path / "petshop.toml"
-    catalog.write_text(PETSHOP, encoding="utf-8")
-    app = _console(tmp_path, catalog)
+    catalog, app = _petshop_console(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         first, said = app.router, len(notifications(app))
@@ -267,9 +266,7 @@ async def test_a_confirm_open_while_the_catalog_loses_its_tool_does_not_label_wi
 
     from tui_router.app.screens.confirm import ConfirmTurnModal
 
-    catalog = tmp_path / "petshop.toml"
-    catalog.write_text(PETSHOP, encoding="utf-8")
-    app = _console(tmp_path, catalog)
+    catalog, app = _petshop_console(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, "order pet food treats for home delivery")  # payment: a person confirms
@@ -292,9 +289,7 @@ async def test_a_confirm_open_while_the_catalog_loses_its_tool_does_not_label_wi
 async def test_accepting_a_choice_the_reloaded_catalog_lost_sets_no_label(tmp_path: Path) -> None:
     from app_harness import notifications, settle, submit
 
-    catalog = tmp_path / "petshop.toml"
-    catalog.write_text(PETSHOP, encoding="utf-8")
-    app = _console(tmp_path, catalog)
+    catalog, app = _petshop_console(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, "book a bath for my dog on saturday")
