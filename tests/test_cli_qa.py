@@ -206,7 +206,19 @@ def test_replay_on_a_catalog_where_a_labelled_tool_was_renamed_says_what_to_do(t
     session.write_text(text, encoding="utf-8")
     (tmp_path / "none.toml").write_text("", encoding="utf-8")
     env = {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")}
-    for command in (("replay", "--headless"), ("eval",)):
+    # replayj: replay runs and names the rename; eval has nothing left to score (exit 2, one sentence)
+    replayed = tui_router("replay", "--headless", str(session), "--catalog", str(catalog), "--backend", "bm25", env=env)
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stderr.strip().splitlines() == [
+        "tui-router: note: 1 labelled turn replayed but not scored: its label is not an option of catalog 'demo': "
+        "run_tests (1) (did you mean 'run_test_suite'?) (--strict refuses instead)"
+    ]
+    scored = tui_router("eval", str(session), "--catalog", str(catalog), "--backend", "bm25", env=env)
+    assert scored.returncode == 2 and scored.stderr.strip().splitlines() == [
+        f"tui-router: no labelled turn in {session} has a label that is an option of catalog 'demo' (run_tests (1)); "
+        "pass --catalog with the catalog they were labelled for"
+    ]
+    for command in (("replay", "--headless", "--strict"), ("eval", "--strict")):
         result = tui_router(*command, str(session), "--catalog", str(catalog), "--backend", "bm25", env=env)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         lines = result.stderr.strip().splitlines()

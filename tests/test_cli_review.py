@@ -210,11 +210,17 @@ def test_review_command_needs_files_and_a_terminal(tmp_path, folder):
     assert "Traceback" not in no_tty.stderr
 
 
-def test_what_if_refuses_sessions_made_for_another_catalog(tmp_path, capsys):
+def test_what_if_on_sessions_made_for_another_catalog_notes_it_and_strict_refuses(tmp_path, capsys):
+    # replayj: a session recorded for another catalog name is a note (what-if re-bands the recorded
+    # decisions with this catalog's risks); --strict refuses as before
     session = _recorded(tmp_path / "rec.toml")
     text = session.read_text().replace('catalog = "demo"', 'catalog = "support"')
     session.write_text(text)
-    assert main(["replay", str(session), "--headless", "--what-if", "high=0.8"]) == 2
+    assert main(["replay", str(session), "--headless", "--what-if", "high=0.8"]) == 0
+    out, err = capsys.readouterr()
+    assert f"tui-router: note: {session}: recorded for catalog 'support'; routed with catalog 'demo'" in err
+    assert "what-if:" in out
+    assert main(["replay", str(session), "--headless", "--what-if", "high=0.8", "--strict"]) == 2
     assert "labelled for catalog 'support'" in capsys.readouterr().err
     assert session.read_text() == text
 

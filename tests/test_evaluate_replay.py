@@ -55,7 +55,10 @@ def replayed():
 def test_replay_counts_and_summary(replayed):
     r = replayed
     assert (r.changed, r.flips, r.band_changes, r.fixed, r.broken) == (3, 2, 2, 1, 1)
-    assert r.summary_line() == "5 turns replayed: 3 changed (2 flips, 2 band changes), 1 fixed, 1 broken against labels"
+    assert r.summary_line() == (
+        "5 turns replayed: 3 changed (2 flips, 2 band changes), 1 fixed, 1 broken against labels; "
+        "1 with no recorded decision to diff (1 of 1 labelled right now)"
+    )
 
 
 def test_replay_rows(replayed):

@@ -199,22 +199,35 @@ def _session(path: Path, catalog: str, label: str) -> Path:
     return path
 
 
-def test_replay_refuses_a_session_made_for_another_catalog(tmp_path, capsys):
+def test_replay_of_a_session_made_for_another_catalog_notes_it_and_strict_refuses(tmp_path, capsys):
+    # replayj: replaying a session against another catalog is what replay is for; --strict refuses as before
     other = _session(tmp_path / "other.toml", "metatool-toole", "send_sms")
     before = other.read_bytes()
-    assert main(["replay", "--headless", str(other)]) == 2
+    assert main(["replay", "--headless", str(other), "--backend", "local"]) == 0
+    captured = capsys.readouterr()
+    assert f"tui-router: note: {other}: recorded for catalog 'metatool-toole'; routed with catalog 'demo'" in captured.err
+    assert "1 turns replayed" in captured.out
+    assert main(["replay", "--headless", "--strict", str(other)]) == 2
     line = one_sentence(capsys)
     assert "labelled for catalog 'metatool-toole' but the catalog in use is 'demo'" in line and "pass --catalog" in line
-    assert main(["replay", str(other)]) == 2  # the console replay checks before it opens
+    assert main(["replay", "--strict", str(other)]) == 2  # the console replay checks before it opens
     assert "pass --catalog" in one_sentence(capsys)
     assert other.read_bytes() == before
 
 
-def test_replay_refuses_labels_that_are_not_options(tmp_path, capsys):
+def test_replay_shows_labels_that_are_not_options_and_strict_refuses(tmp_path, capsys):
     bad = _session(tmp_path / "bad.toml", "demo", "send_smss")
-    assert main(["replay", "--headless", str(bad)]) == 2
+    assert main(["replay", "--headless", str(bad), "--backend", "local"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert (
+        "tui-router: note: 1 labelled turn replayed but not scored: its label is not an option of catalog 'demo': "
+        "send_smss (1) (did you mean 'send_sms'?) (--strict refuses instead)"
+    ) in captured.err
+    out = " ".join(captured.out.split())  # the table folds at the terminal's width
+    assert "send_smss (gone)" in out and "1 turn labelled with an id not in this catalog: send_smss (1), not scored" in out
+    assert main(["replay", "--headless", "--strict", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err
     assert "label 'send_smss' is not an option of catalog 'demo' (did you mean 'send_sms'?)" in err
 
 
@@ -224,18 +237,48 @@ def test_replay_still_runs_a_matching_session(tmp_path, capsys):
     assert "1 turns replayed" in capsys.readouterr().out
 
 
-async def test_the_console_replay_file_action_checks_like_eval(tmp_path):
+async def test_the_console_replay_file_shows_a_label_gone_from_the_catalog_like_headless_replay(tmp_path):
+    # replayj: `replay: run file` refused a session whose label is no option of the catalog (a tool
+    # removed since); it replays it now, the label marked "(gone)" and "unscored", the summary counting it
     from app_harness import make_app, make_config, notifications, settle
 
+    from tui_router.app.screens.replay import ReplayScreen, ReplayTable
+
     app = make_app(make_config(tmp_path))  # the tiny catalog
-    other = _session(tmp_path / "other.toml", "demo", "send_sms")
     bad = _session(tmp_path / "bad.toml", "tiny", "send_smss")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        app.replay_file(str(other))
         app.replay_file(str(bad))
         await pilot.pause()
         shown = notifications(app)
-        assert any("labelled for catalog 'demo' but the catalog in use is 'tiny'" in n for n in shown)
-        assert any("label 'send_smss' is not an option of catalog 'tiny' (did you mean 'send_sms'?)" in n for n in shown)
-        assert len(app.screen_stack) == 1  # no replay screen opened
+        assert any(
+            "1 labelled turn replayed but not scored: its label is not an option of catalog 'tiny': send_smss (1) (did you mean 'send_sms'?)" in n
+            for n in shown
+        )
+        assert isinstance(app.screen, ReplayScreen)
+        await settle(app, pilot)
+        for _ in range(50):
+            if app.screen.report is not None:
+                break
+            await pilot.pause(0.05)
+        table = app.screen.query_one(ReplayTable)
+        cells = [c.plain for c in table.cells(0)]
+        assert "send_s… (gone)" in cells and cells[-1] == "unscored"  # the 14-cell label column keeps the mark
+        summary = str(app.screen.query_one("#replay-summary").render())
+        assert "1 turn labelled with an id not in this catalog: send_smss (1), not scored" in summary
+        assert app.screen.report.not_in_catalog == {"send_smss": 1} and app.screen.report.broken == 0
+
+
+async def test_the_console_replay_file_action_notes_another_catalog_and_opens(tmp_path):
+    from app_harness import make_app, make_config, notifications, settle
+
+    from tui_router.app.screens.replay import ReplayScreen
+
+    app = make_app(make_config(tmp_path))  # the tiny catalog
+    other = _session(tmp_path / "other.toml", "demo", "send_sms")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.replay_file(str(other))
+        await pilot.pause()
+        assert any(f"{other}: recorded for catalog 'demo'; routed with catalog 'tiny'" in n for n in notifications(app))
+        assert isinstance(app.screen, ReplayScreen)

@@ -32,7 +32,7 @@ from .errors import SessionError, UserError, did_you_mean
 from .gcpause import gc_paused
 from .policy import Action, Band
 from .route import Decision
-from .session import Session, Turn, copy_notes, iter_session_files, load_session, repeated_turns
+from .session import Session, Turn, TurnDecision, copy_notes, iter_session_files, load_session, repeated_turns
 
 if TYPE_CHECKING:
     from .catalog import Catalog, Tool
@@ -74,6 +74,10 @@ class ReplayRow(BaseModel):
     now_right: bool | None  # None: no label
     fixed: bool
     broken: bool
+    # the label is not an option of the catalog in use (a tool removed or renamed since): the turn is
+    # replayed and shown, but not scored (was_right / now_right None, never fixed or broken)
+    label_in_catalog: bool = True
+    recorded_in_catalog: bool = True  # the recorded choice is an option of the catalog in use
 
 
 class ReplayReport(BaseModel):
@@ -84,12 +88,27 @@ class ReplayReport(BaseModel):
     fixed: int
     broken: int
     mean_tv: float | None
+    # label id -> turns labelled with it that are not an option of the catalog in use (not scored)
+    not_in_catalog: dict[str, int] = {}
+
+    @property
+    def not_recorded(self) -> list[ReplayRow]:
+        """Turns with no recorded decision (hand-written, never routed): nothing to diff."""
+        return [r for r in self.rows if r.recorded_band is None]
 
     def summary_line(self) -> str:
-        return (
-            f"{len(self.rows)} turns replayed: {self.changed} changed ({self.flips} flips, "
-            f"{self.band_changes} band changes), {self.fixed} fixed, {self.broken} broken against labels"
+        line = (
+            f"{len(self.rows)} turns replayed: {self.changed} changed ({self.flips} flip{'' if self.flips == 1 else 's'}, "
+            f"{self.band_changes} band change{'' if self.band_changes == 1 else 's'}), {self.fixed} fixed, {self.broken} broken against labels"
         )
+        bare = self.not_recorded
+        if bare:  # "0 changed" alone read as "all is well" for a hand-written set nobody routed before
+            scored = [r for r in bare if r.now_right is not None]
+            right = sum(bool(r.now_right) for r in scored)
+            line += f"; {len(bare)} with no recorded decision to diff" + (f" ({right} of {len(scored)} labelled right now)" if scored else "")
+        if self.not_in_catalog:
+            line += f"; {not_in_catalog_text(self.not_in_catalog)}, not scored"
+        return line
 
     @property
     def max_tv(self) -> float | None:
@@ -109,6 +128,9 @@ class ReplayReport(BaseModel):
             "max_tv": self.max_tv,
             "changed_rate": self.changed / n if n else None,
             "flip_rate": self.flips / n if n else None,
+            "labels_not_in_catalog": float(sum(self.not_in_catalog.values())),
+            "not_recorded": float(len(self.not_recorded)),
+            "wrong_not_recorded": float(sum(r.now_right is False for r in self.not_recorded)),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -121,6 +143,9 @@ class ReplayReport(BaseModel):
             "broken": self.broken,
             "mean_tv": _round(self.mean_tv),
             "max_tv": _round(self.max_tv),
+            "not_in_catalog": {"turns": sum(self.not_in_catalog.values()), "labels": dict(self.not_in_catalog)},
+            "not_recorded": len(self.not_recorded),
+            "wrong_not_recorded": sum(r.now_right is False for r in self.not_recorded),
             "summary": self.summary_line(),
             "rows": [
                 {
@@ -143,6 +168,8 @@ class ReplayReport(BaseModel):
                     "now_right": r.now_right,
                     "fixed": r.fixed,
                     "broken": r.broken,
+                    "label_in_catalog": r.label_in_catalog,
+                    "recorded_in_catalog": r.recorded_in_catalog,
                 }
                 for r in self.rows
             ],
@@ -161,35 +188,86 @@ def _answers(label: str | None, acceptable: Iterable[str]) -> set[str]:
     return ({label} if label else set()) | set(acceptable)
 
 
-def replay_row(index: int, turn: Turn, decision: Decision, none_option: str) -> ReplayRow:
-    """Diff one recorded turn against its new decision."""
+def not_in_catalog_text(counts: dict[str, int]) -> str:
+    """"2 turns labelled with ids not in this catalog: create_reminder (1), run_tests (1)"."""
+    n = sum(counts.values())
+    ids = ", ".join(f"{label} ({k})" for label, k in counts.items())
+    return f"{n} turn{'' if n == 1 else 's'} labelled with {'an id' if len(counts) == 1 else 'ids'} not in this catalog: {ids}"
+
+
+def recorded_none_option(decision: TurnDecision | None) -> str | None:
+    """The none option a recorded decision was asked with: the one option of its distribution that
+    is not among its retrieved candidates (the none option is offered in every question and never
+    retrieved). None when that cannot be told (no candidates recorded, no distribution)."""
+    if decision is None or not decision.candidates:
+        return None
+    retrieved = set(decision.candidates)
+    extra = [k for k in decision.probabilities if k not in retrieved]
+    return extra[0] if len(extra) == 1 else None
+
+
+def none_aliases(session: Session, catalog: Catalog) -> dict[str, str]:
+    """{old none option: this catalog's} when the session's recorded decisions agree on a none option
+    that is no option of `catalog` (the none option was renamed since): its labels and recorded
+    choices mean "no tool fits", as the new id does. Empty otherwise."""
+    seen = {recorded_none_option(t.decision) for t in session.turns if t.decision is not None} - {None}
+    if len(seen) != 1:
+        return {}
+    old = seen.pop()
+    if old is None or old == catalog.none_option or old in catalog:
+        return {}
+    return {old: catalog.none_option}
+
+
+def is_option(catalog: Catalog, option_id: str) -> bool:
+    return option_id == catalog.none_option or option_id in catalog
+
+
+def replay_row(
+    index: int,
+    turn: Turn,
+    decision: Decision,
+    none_option: str,
+    catalog: Catalog | None = None,
+    aliases: dict[str, str] | None = None,
+) -> ReplayRow:
+    """Diff one recorded turn against its new decision. With `catalog`, a label that is not one of
+    its options is shown as such and not scored; `aliases` (none_aliases) reads a renamed none option
+    in the recorded turn as the current one."""
+    names = aliases or {}
     recorded = turn.decision
-    answers = _answers(turn.label, turn.acceptable)
+    label = names.get(turn.label, turn.label) if turn.label else turn.label
+    acceptable = [names.get(a, a) for a in turn.acceptable]
+    label_known = not (label and catalog is not None and not is_option(catalog, label))
+    answers = _answers(label, acceptable)
     new_band = decision.band.value
     new_resolved = decision.band is not Band.unresolved
     # An unresolved turn has no usable choice, whatever the invalid answer named.
     new_choice = decision.choice if new_resolved else None
+    recorded_probabilities: dict[str, float] = {}
     if recorded is not None:
         rec_resolved = recorded.band != "unresolved"
-        recorded_choice = recorded.choice if rec_resolved else None
+        recorded_choice = (names.get(recorded.choice, recorded.choice) if recorded.choice else None) if rec_resolved else None
         recorded_band: str | None = recorded.band
+        recorded_probabilities = {names.get(k, k): v for k, v in recorded.probabilities.items()}
         flipped = recorded_choice != new_choice
         band_changed = recorded.band != new_band
-        tv = tv_distance(recorded.probabilities, decision.probabilities)
+        tv = tv_distance(recorded_probabilities, decision.probabilities)
     else:
         recorded_choice, recorded_band, flipped, band_changed, tv = None, None, False, False, None
-    now_right = (new_choice in answers) if turn.label else None
-    was_right = (recorded_choice in answers) if (turn.label and recorded is not None) else None
+    scored = bool(label) and label_known
+    now_right = (new_choice in answers) if scored else None
+    was_right = (recorded_choice in answers) if (scored and recorded is not None) else None
     # none_option is part of the contract: a recorded choice of the none option is compared as an id like any other.
     del none_option
     return ReplayRow(
         index=index,
         message=turn.message,
-        label=turn.label,
-        acceptable=list(turn.acceptable),
+        label=label,
+        acceptable=acceptable,
         recorded_choice=recorded_choice,
         recorded_band=recorded_band,
-        recorded_probabilities=dict(recorded.probabilities) if recorded else {},
+        recorded_probabilities=recorded_probabilities,
         new_choice=new_choice,
         new_band=new_band,
         decision=decision,
@@ -201,6 +279,8 @@ def replay_row(index: int, turn: Turn, decision: Decision, none_option: str) -> 
         now_right=now_right,
         fixed=was_right is False and now_right is True,
         broken=was_right is True and now_right is False,
+        label_in_catalog=label_known,
+        recorded_in_catalog=not (recorded_choice and catalog is not None and not is_option(catalog, recorded_choice)),
     )
 
 
@@ -214,16 +294,25 @@ def replay_report(rows: list[ReplayRow]) -> ReplayReport:
         fixed=sum(r.fixed for r in rows),
         broken=sum(r.broken for r in rows),
         mean_tv=sum(tvs) / len(tvs) if tvs else None,
+        not_in_catalog=_count_labels(r.label for r in rows if r.label and not r.label_in_catalog),
     )
+
+
+def _count_labels(labels: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    return counts
 
 
 def replay_session(router: Router, session: Session, skip: Iterable[int] = ()) -> ReplayReport:
     """Route every turn of a session again (never using a turn as evidence for itself) and diff;
     `skip`: indexes left out (turns another file holds too, session.repeated_turns)."""
-    none_option = router.catalog.none_option
+    catalog = router.catalog
+    aliases = none_aliases(session, catalog)
     left_out = set(skip)
     rows = [
-        replay_row(i, turn, router.route(turn.message, holdout=turn.message), none_option)
+        replay_row(i, turn, router.route(turn.message, holdout=turn.message), catalog.none_option, catalog, aliases)
         for i, turn in enumerate(session.turns)
         if i not in left_out
     ]
@@ -260,15 +349,65 @@ def load_cases(paths: Sequence[str | Path], label_sources: Iterable[str] | None 
     return cases, sessions
 
 
-def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Catalog) -> None:
-    """Cases must be labelled for this catalog: a mismatch is one sentence, unknown labels one line each."""
+class SkippedCase(BaseModel):
+    source: str
+    index: int
+    label: str
+
+
+class CatalogGaps(BaseModel):
+    """What a lenient check (check_cases(strict=False)) let through: labelled turns whose label is not
+    an option of the catalog (skipped by eval, replayed but not scored by replay), acceptable ids that
+    are not options (they can never match), and one-line notes (another catalog's name, a renamed
+    none option)."""
+
+    skipped: list[SkippedCase] = []
+    acceptable: dict[str, int] = {}
+    notes: list[str] = []
+
+    def label_counts(self) -> dict[str, int]:
+        return _count_labels(c.label for c in self.skipped)
+
+    def keep(self, cases: Sequence[LabelledCase]) -> list[LabelledCase]:
+        out = {(c.source, c.index) for c in self.skipped}
+        return [c for c in cases if (c.source, c.index) not in out]
+
+    def lines(self, catalog: Catalog, verb: str = "skipped") -> list[str]:
+        """The notes, then one line for the skipped labels (with a did-you-mean for a renamed tool)
+        and one for the acceptable ids, each ending in what --strict would do."""
+        lines = list(self.notes)
+        counts = self.label_counts()
+        if counts:
+            n = sum(counts.values())
+            options = catalog.option_ids
+            ids = ", ".join(f"{label} ({k}){did_you_mean(label, options)}" for label, k in counts.items())
+            lines.append(
+                f"{n} labelled turn{'' if n == 1 else 's'} {verb}: {'its label is' if n == 1 else 'their labels are'} "
+                f"not an option of catalog '{catalog.name}': {ids} (--strict refuses instead)"
+            )
+        if self.acceptable:
+            ids = ", ".join(f"{a} ({k})" for a, k in self.acceptable.items())
+            lines.append(f"acceptable ids not in catalog '{catalog.name}', never matched: {ids}")
+        return lines
+
+
+def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Catalog, *, strict: bool = True) -> CatalogGaps:
+    """Cases must be labelled for this catalog: a mismatch is one sentence, unknown labels one line each.
+
+    strict=False (eval and replay without --strict): a session made for a catalog of another name is
+    a note, and labels that are not options are returned in CatalogGaps instead of refused (a tool
+    removed or renamed since: what a developer replays a changed catalog for). Blank messages and
+    expected_arguments that do not fit a tool are refused either way."""
+    gaps = CatalogGaps()
     for session in sessions:
         named = session.session.catalog
         if named and named != catalog.name:
-            raise EvalError(
-                f"{session.path}: the turns are labelled for catalog '{named}' but the catalog in use is "
-                f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
-            )
+            if strict:
+                raise EvalError(
+                    f"{session.path}: the turns are labelled for catalog '{named}' but the catalog in use is "
+                    f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
+                )
+            gaps.notes.append(f"{session.path}: recorded for catalog '{named}'; routed with catalog '{catalog.name}'")
     from .textsafe import is_blank
 
     # whitespace, or only characters that draw nothing (bidi marks, variation selectors): route refuses such a message
@@ -284,12 +423,18 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
     problems = []
     for case in cases:
         for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
-            if value and value not in catalog and value != catalog.none_option:
+            if not value or is_option(catalog, value):
+                continue
+            if strict:
                 problems.append(
                     f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
                     f"'{catalog.name}'{did_you_mean(value, options)}"
                 )
-    problems += expected_arguments_problems(cases, catalog)
+            elif role == "label":
+                gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
+            else:
+                gaps.acceptable[value] = gaps.acceptable.get(value, 0) + 1
+    problems += expected_arguments_problems(gaps.keep(cases), catalog)
     if problems:
         shown = problems[:20]
         if len(problems) > 20:
@@ -301,6 +446,7 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
                 "then l on each) or pass --catalog with the catalog they were labelled for"
             )
         raise SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
+    return gaps
 
 
 def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog) -> list[str]:
@@ -326,10 +472,40 @@ def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog)
     return problems
 
 
-def check_sessions(sessions: list[Session], catalog: Catalog) -> None:
-    """`check_cases` for whole sessions (replay checks what eval checks)."""
-    cases = [LabelledCase(source=str(s.path), index=i, turn=t) for s in sessions for i, t in enumerate(s.turns) if t.label]
-    check_cases(sessions, cases, catalog)
+def check_sessions(sessions: list[Session], catalog: Catalog, *, strict: bool = True) -> CatalogGaps:
+    """`check_cases` for whole sessions (replay checks what eval checks); a renamed none option
+    (none_aliases) is read as the current one unless strict."""
+    cases = []
+    for s in sessions:
+        names = {} if strict else none_aliases(s, catalog)
+        for i, t in enumerate(s.turns):
+            if t.label:
+                turn = _aliased(t, names)
+                cases.append(LabelledCase(source=str(s.path), index=i, turn=turn))
+    gaps = check_cases(sessions, cases, catalog, strict=strict)
+    if not strict:
+        gaps.notes += none_alias_notes(sessions, catalog)
+    return gaps
+
+
+def _aliased(turn: Turn, names: dict[str, str]) -> Turn:
+    if not names:
+        return turn
+    return turn.model_copy(
+        update={
+            "label": names.get(turn.label, turn.label) if turn.label else turn.label,
+            "acceptable": [names.get(a, a) for a in turn.acceptable],
+            "not_this": [names.get(a, a) for a in turn.not_this],
+        }
+    )
+
+
+def none_alias_notes(sessions: Sequence[Session], catalog: Catalog) -> list[str]:
+    notes = []
+    for s in sessions:
+        for old, new in none_aliases(s, catalog).items():
+            notes.append(f"{s.path}: its recorded decisions name '{old}' as the none option; read as this catalog's '{new}'")
+    return notes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -744,6 +920,10 @@ class EvalReport(BaseModel):
     cache_problem: str = Field(default="", exclude=True)
     # files whose whole turn list another file holds (session.copy_notes): one stderr line each
     copies: list[str] = Field(default=[], exclude=True)
+    # labelled turns left out because their label is not an option of the catalog (not --strict)
+    skipped: list[SkippedCase] = []
+    # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
+    catalog_lines: list[str] = Field(default=[], exclude=True)
 
     # flat numbers a --gate may test
     def gate_metrics(self) -> dict[str, float | None]:
@@ -791,6 +971,12 @@ class EvalReport(BaseModel):
             "n": self.n,
             "tool_cases": self.tool_cases,
             "none_cases": self.none_cases,
+            "skipped": len(self.skipped),
+            "not_in_catalog": {
+                "turns": len(self.skipped),
+                "labels": _count_labels(c.label for c in self.skipped),
+                "cases": [c.model_dump() for c in self.skipped],
+            },
             "retrieval_recall": _round(o.retrieval_recall.value),
             "recall_at_k": {str(k): _round(v.value) for k, v in self.recall_at_k.items()},
             "top1": _round(o.top1.value),
@@ -1041,24 +1227,41 @@ def run_eval(
     learn: bool = True,
     concurrency: int = 1,
     label_sources: Iterable[str] | None = None,
+    strict: bool = True,
 ) -> EvalReport:
-    """Load cases, check them against the catalog, route and measure."""
+    """Load cases, check them against the catalog, route and measure.
+
+    strict=False (the CLI without --strict): turns labelled with an id that is not an option of the
+    catalog are skipped (report.skipped, report.catalog_lines), a session made for a catalog of
+    another name is a note, and a renamed none option (none_aliases) is read as the current one."""
     from .catalog import load_catalog
     from .route import build_router
 
     catalog = catalog or load_catalog(config.catalog_spec())
     cases, sessions = load_cases(paths, label_sources)
-    check_cases(sessions, cases, catalog)
-    if not cases:
+    if not strict:
+        aliases = {str(s.path): none_aliases(s, catalog) for s in sessions}
+        cases = [c.model_copy(update={"turn": _aliased(c.turn, aliases.get(c.source, {}))}) for c in cases]
+    gaps = check_cases(sessions, cases, catalog, strict=strict)
+    if not strict:
+        gaps.notes += none_alias_notes(sessions, catalog)
+    kept = gaps.keep(cases)
+    if not kept:
         only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
-        raise EvalError(
-            f"no labelled turns{only} in {', '.join(str(s.path) for s in sessions)} (a labelled turn has label = \"<option id>\")"
-        )
+        where = ", ".join(str(s.path) for s in sessions)
+        if cases:  # every label is gone from this catalog: nothing to measure
+            raise EvalError(
+                f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
+                f"({not_in_catalog_text(gaps.label_counts()).split(': ', 1)[1]}); pass --catalog with the catalog they were labelled for"
+            )
+        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\")")
     router = build_router(config, catalog, backend)
     report = evaluate_router(
-        router, cases, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
+        router, kept, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
     )
     report.copies = copy_notes(sessions)
+    report.skipped = list(gaps.skipped)
+    report.catalog_lines = gaps.lines(catalog)
     return report
 
 
@@ -1173,9 +1376,24 @@ EVAL_GATE_METRICS = tuple(
 )
 COUNT_METRICS = frozenset(
     {"n", "tool_cases", "none_cases", "unresolved", "turns", "changed", "flips", "band_changes", "fixed", "broken", "not_this_repeats"}
+    | {"labels_not_in_catalog", "not_recorded", "wrong_not_recorded"}
     | {f"{s}_errors" for s in STAGES}
 )
-REPLAY_GATE_METRICS = ("turns", "changed", "flips", "band_changes", "fixed", "broken", "mean_tv", "max_tv", "changed_rate", "flip_rate")
+REPLAY_GATE_METRICS = (
+    "turns",
+    "changed",
+    "flips",
+    "band_changes",
+    "fixed",
+    "broken",
+    "mean_tv",
+    "max_tv",
+    "changed_rate",
+    "flip_rate",
+    "labels_not_in_catalog",
+    "not_recorded",
+    "wrong_not_recorded",
+)
 
 
 def replay_eval_report(

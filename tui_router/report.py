@@ -25,6 +25,7 @@ class Section(BaseModel):
     rows: list[list[str]]
     note: str = ""
     right: list[int] = []  # column indexes aligned right (numbers)
+    narrow_drop: list[int] = []  # column indexes a terminal under 100 cells leaves out (the Markdown keeps them)
 
 
 # -- formatting -------------------------------------------------------------------------------
@@ -280,19 +281,32 @@ def context_section(reports: Sequence[EvalReport]) -> Section:
 def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bool = False) -> list[Section]:
     rows = []
     for r in report.rows:
-        if not (show_all or r.changed or r.fixed or r.broken):
+        # also listed: a label gone from the catalog, and a turn with no recorded decision that is wrong now
+        wrong_unrecorded = r.recorded_band is None and r.now_right is False
+        if not (show_all or r.changed or r.fixed or r.broken or not r.label_in_catalog or wrong_unrecorded):
             continue
         # what changed, as the console's replay says it: "changed" alone did not tell a new choice
         # from the same choice in another band
         mark = " ".join(
-            m for m, on in (("broken", r.broken), ("fixed", r.fixed), ("flip", r.choice_flipped), ("band", r.band_changed)) if on
+            m
+            for m, on in (
+                ("unscored", not r.label_in_catalog),
+                ("broken", r.broken),
+                ("fixed", r.fixed),
+                ("wrong", wrong_unrecorded),
+                ("flip", r.choice_flipped),
+                ("band", r.band_changed),
+            )
+            if on
         )
+        # "gone": not an option of this catalog (a tool removed or renamed since); the note says so in full
+        recorded = f"{r.recorded_choice} ({r.recorded_band}{'' if r.recorded_in_catalog else ', gone'})" if r.recorded_choice else ""
         rows.append(
             [
                 str(r.index + 1),  # turns count from 1, as in the console
                 shorten(r.message, 48),
-                r.label or "-",
-                f"{r.recorded_choice or '-'} ({r.recorded_band or 'not recorded'})",
+                f"{r.label}{'' if r.label_in_catalog else ' (gone)'}" if r.label else "-",
+                recorded or (f"- ({r.recorded_band})" if r.recorded_band else "not recorded"),
                 f"{r.new_choice or '-'} ({r.new_band})",
                 num(r.tv_distance, 2),
                 mark,
@@ -310,6 +324,7 @@ def replay_sections(report: ReplayReport, *, title: str = "Replay", show_all: bo
             headers=["#", "Message", "Label", "Recorded", "Now", "TV", "Diff"],
             rows=rows,
             right=[0, 5],
+            narrow_drop=[5],  # 80 columns: the ids keep their room (TV: the note's mean, --json per turn)
             note=note,
         )
     ]
@@ -422,6 +437,37 @@ def _md(text: str) -> str:
     return visible(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
+def _fitted_widths(section: Section, shown, width: int) -> list[int | None]:
+    """Column widths that keep each column's longest word whole (an option id like create_reminder,
+    up to 24 cells) when the table must shrink: the widest column gives way first, never below its
+    longest word. At 80 columns rich cut ids in two ("create_remi" / "nder") and left a message
+    that folds at spaces anyway its room. None each: the table fits, or no such widths exist."""
+    from rich.cells import cell_len
+
+    n = len(section.headers)
+    natural = [0] * n
+    words = [0] * n
+    for row in [section.headers, *section.rows]:
+        for i, cell in enumerate(row[:n]):
+            text = shown(cell)
+            natural[i] = max(natural[i], max((cell_len(line) for line in text.splitlines()), default=0))
+            words[i] = max(words[i], min(24, max((cell_len(w) for w in text.split()), default=0)))
+    budget = width - (3 * n + 1)  # rich's padding and rules
+    widths = [max(1, w) for w in natural]
+    floors = [max(1, w) for w in words]
+    if n:  # the widest column (a message: prose) may cut a long word; the ids beside it may not
+        flex = max(range(n), key=lambda k: natural[k])
+        floors[flex] = min(floors[flex], 8)
+    if sum(widths) <= budget or sum(floors) > budget:
+        return [None] * n
+    excess = sum(widths) - budget
+    while excess > 0:
+        i = max((k for k in range(n) if widths[k] > floors[k]), key=lambda k: widths[k])
+        widths[i] -= 1
+        excess -= 1
+    return list(widths)
+
+
 def print_sections(sections: Sequence[Section], file: IO[str] | None = None, width: int | None = None) -> None:
     """Rich tables; every cell and title is Text (never markup)."""
     from rich.console import Console
@@ -447,9 +493,19 @@ def print_sections(sections: Sequence[Section], file: IO[str] | None = None, wid
     if width is None and not console.is_terminal:
         console.width = 160  # piped to a file or another program: do not fold tables at 80 columns
     for s in sections:
+        if s.narrow_drop and console.width < 100:
+            keep = [i for i in range(len(s.headers)) if i not in s.narrow_drop]
+            s = s.model_copy(
+                update={
+                    "headers": [s.headers[i] for i in keep],
+                    "rows": [[row[i] for i in keep] for row in s.rows],
+                    "right": [keep.index(i) for i in s.right if i in keep],
+                }
+            )
         table = Table(title=Text(shown(s.title), style="bold"), title_justify="left", show_lines=False)
+        fitted = _fitted_widths(s, shown, console.width)
         for i, header in enumerate(s.headers):
-            table.add_column(Text(shown(header)), justify="right" if i in s.right else "left", overflow="fold")
+            table.add_column(Text(shown(header)), justify="right" if i in s.right else "left", overflow="fold", width=fitted[i])
         for row in s.rows:
             table.add_row(*(Text(shown(cell)) for cell in row))
         if not s.rows:

@@ -1180,13 +1180,18 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     def replay_file(self, value: str) -> None:
         try:
             session = load_session(typed_path(value))
-            if self.router is not None:  # the checks eval and `tui-router replay` make
+            gaps = None
+            if self.router is not None:  # the checks `tui-router replay` makes (a changed catalog is what replay is for)
                 from ..evaluate import check_sessions
 
-                check_sessions([session], self.router.catalog)
+                gaps = check_sessions([session], self.router.catalog, strict=False)
         except UserError as exc:
             self.notify("\n".join(exc.lines()), title="Cannot replay", severity="error", timeout=10, markup=False)
             return
+        if gaps is not None and self.router is not None:
+            lines = gaps.lines(self.router.catalog, verb="replayed but not scored")
+            if lines:
+                self.notify("\n".join(lines), title="Replay", severity="warning", timeout=10, markup=False)
         self.open_replay(session)
 
     def use_backend(self, name: str) -> None:

@@ -1,7 +1,8 @@
 """`tui-router eval`, `tui-router replay`, `tui-router calibrate`: labelled sessions as an eval set.
 
 Exit codes: 0 ok; 1 a --gate condition failed, or (replay) a labelled turn that was right is now
-wrong; 2 bad input (no labelled turns, unknown labels, bad flags), as for every command.
+wrong; 2 bad input (no labelled turns, no label that is an option of the catalog, with --strict a
+label that is not one, bad flags), as for every command.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="route every labelled turn afresh and measure",
         description="Route every labelled turn of the session files afresh and report retrieval, decision, "
         "band and calibration metrics. A backend that learns from labels (local, semantic) learns leave-one-out "
-        "from the other labelled turns.",
+        "from the other labelled turns. A turn whose label is not an option of the catalog (a tool removed or "
+        "renamed since) is skipped, with one line on stderr naming how many and which labels (--strict refuses).",
+        epilog="exit codes: 0 ok; 1 a --gate condition failed; 2 bad input (no labelled turns, no label that is "
+        "an option of the catalog, with --strict a label that is not one or a session made for another catalog).",
     )
     ev.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
     ev.add_argument("--json", action="store_true", help="print one JSON object (per-turn results included)")
@@ -36,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SOURCES",
         help='only labels from these sources, e.g. "review,hand", or --label-source=-confirm for all but confirm; sources: confirm, review, hand (no source = hand)',
     )
+    ev.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     add_common(ev)
     ev.set_defaults(handler=run_eval_cmd)
 
@@ -43,8 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "replay",
         help="re-route recorded turns and diff against what was recorded",
         description="Re-route a session's recorded turns with the current catalog, backend and thresholds. "
-        "Without --headless the console opens in replay mode. Headless: exit 1 when a labelled turn "
-        "that was right is now wrong.",
+        "Without --headless the console opens in replay mode. A turn whose label is not an option of the "
+        "catalog (a tool removed or renamed since) is replayed and shown, but not scored (--strict refuses).",
+        epilog="exit codes (--headless): 0 ok; 1 a labelled turn that was right is now wrong, or a --gate "
+        "condition failed; 2 bad input (no turns, with --strict a label that is not an option or a session made "
+        "for another catalog).",
     )
     rp.add_argument("sessions", nargs="+", metavar="SESSION", help="session files (folders with --headless)")
     rp.add_argument("--headless", action="store_true", help="print the diff instead of opening the console")
@@ -56,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="THRESHOLDS",
         help='(headless) re-band the recorded decisions under e.g. "high=0.8,medium=0.5" and list the turns whose band or action would change; routes and writes nothing',
     )
+    rp.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     add_common(rp)
     rp.set_defaults(handler=run_replay_cmd)
 
@@ -78,6 +87,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 LABEL_SOURCES = ("confirm", "review", "hand")
+_STRICT_HELP = (
+    "refuse (exit 2) a label that is not an option of the catalog, or a session made for a catalog of another name, "
+    "instead of skipping (eval) or not scoring (replay) those turns"
+)
 
 
 def _label_sources(text: str) -> frozenset[str]:
@@ -129,10 +142,16 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     catalog = _catalog(config)
     learn = not args.no_learn
     sources = args.label_source
-    reports = [run_eval(args.cases, config, catalog=catalog, learn=learn, concurrency=args.concurrency, label_sources=sources)]
+    strict = args.strict
+    reports = [run_eval(args.cases, config, catalog=catalog, learn=learn, concurrency=args.concurrency, label_sources=sources, strict=strict)]
+    for line in reports[0].catalog_lines:  # what was left out, and why (the comparison leaves out the same)
+        print(f"tui-router: warning: {line}", file=sys.stderr)
     if args.compare:
         reports.append(
-            run_eval(args.cases, config, catalog=catalog, backend=args.compare, learn=learn, concurrency=args.concurrency, label_sources=sources)
+            run_eval(
+                args.cases, config, catalog=catalog, backend=args.compare, learn=learn, concurrency=args.concurrency,
+                label_sources=sources, strict=strict,
+            )
         )
     primary = reports[0]
     fitted = config.policy.fitted_for
@@ -238,6 +257,7 @@ def _write_markdown(path: str, reports, sections, command: str) -> None:
         "",
         f"{head.n} labelled turns ({head.tool_cases} tool cases, {head.none_cases} none cases), "
         f"{head.options} options. Backends: " + "; ".join(f"`{r.backend}` ({r.model}), learning: {r.learning}" for r in reports) + ".",
+        *([""] + [f"Left out: {line}." for line in head.catalog_lines] if head.catalog_lines else []),
         "",
         f"Generated by `{command}` (definitions: [eval-metrics.md](eval-metrics.md)).",
         "",
@@ -265,7 +285,7 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
             raise UserError("the console replays one session at a time; use --headless for several")
         from ..session import load_session
 
-        _check_replayable([load_session(args.sessions[0])], _catalog(config))
+        _check_replayable([load_session(args.sessions[0])], _catalog(config), args.strict)
         from functools import partial
 
         from ..app import run_replay  # type: ignore[attr-defined]  # the console, imported only here
@@ -280,11 +300,15 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
     return _replay_headless(args, config)
 
 
-def _check_replayable(sessions, catalog) -> None:
-    """Replay checks what eval checks: the sessions were made for this catalog and every label is an option."""
+def _check_replayable(sessions, catalog, strict: bool) -> None:
+    """Replay checks what eval checks. --strict: the sessions were made for this catalog and every label
+    is an option. Otherwise another catalog's name and a renamed none option are a line on stderr each,
+    and turns labelled with ids the catalog lacks are replayed but not scored (the summary counts them)."""
     from ..evaluate import check_sessions
 
-    check_sessions(sessions, catalog)
+    gaps = check_sessions(sessions, catalog, strict=strict)
+    for line in gaps.lines(catalog, verb="replayed but not scored"):  # a renamed tool gets its did-you-mean here
+        print(f"tui-router: note: {line}", file=sys.stderr)
 
 
 def _what_if(args: argparse.Namespace, config) -> int:
@@ -299,7 +323,7 @@ def _what_if(args: argparse.Namespace, config) -> int:
     after = parse_what_if(args.what_if, config.policy)
     sessions = load_sessions(args.sessions)
     catalog = _catalog(config)
-    _check_replayable(sessions, catalog)  # the risks that decide an action come from this catalog
+    _check_replayable(sessions, catalog, args.strict)  # the risks that decide an action come from this catalog
     note_copies(copy_notes(sessions))
     report = what_if(sessions, config.policy, after, catalog)
     if args.json:
@@ -336,7 +360,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     if not any(s.turns for s in sessions):
         raise SessionError(f"no turns to replay in {', '.join(str(f) for f in files) or ', '.join(args.sessions)}")
     catalog = _catalog(config)
-    _check_replayable(sessions, catalog)
+    _check_replayable(sessions, catalog, args.strict)
     note_copies(copy_notes(sessions))
     router = build_router(config, catalog)
     repeated = repeated_turns(sessions)  # a followed live file's turns are replayed once, from the copy

@@ -32,10 +32,14 @@ from ..widgets.turn_panes import compose_turn_panes
 
 def change_text(row) -> str:
     marks = []
+    if not row.label_in_catalog:
+        marks.append("unscored")  # its label is not an option of this catalog (the summary names it)
     if row.broken:
         marks.append("broken")
     elif row.fixed:
         marks.append("fixed")
+    elif row.recorded_band is None and row.now_right is False:
+        marks.append("wrong")  # hand-written, never routed: nothing to diff, but wrong against its label
     if row.choice_flipped:
         marks.append("flip")
     if row.band_changed:
@@ -100,12 +104,19 @@ class ReplayTable(RowTable):
         columns = self.columns_for_width()
         widths = {k: w for k, _, w in columns}
         change = change_text(row)
-        change_style = "bold " + self._colour("unresolved" if row.broken else ("high" if row.fixed else "medium")) if change else ""
+        bad = row.broken or change.startswith("wrong")
+        change_style = "bold " + self._colour("unresolved" if bad else ("high" if row.fixed else "medium")) if change else ""
         values = {
             "n": (str(row.index + 1), "dim"),
             "message": (row.message, ""),
-            "label": (row.label or "", "bold"),
-            "recorded": (row.recorded_choice or "-" if row.recorded_band else "(not recorded)", ""),
+            # a label no option of this catalog keeps its "(gone)" whatever the column's width
+            "label": (f"{shorten(row.label, max(3, widths.get('label', 14) - 7))} (gone)", "italic " + self._colour("medium"))
+            if row.label and not row.label_in_catalog
+            else (row.label or "", "bold"),
+            "recorded": (
+                (row.recorded_choice or "-") + ("" if row.recorded_in_catalog else " (gone)") if row.recorded_band else "(not recorded)",
+                "" if row.recorded_in_catalog else "italic",
+            ),
             "recorded_band": (self._band(row.recorded_band), self._colour(row.recorded_band)),
             "new": (row.new_choice or "-", "bold" if row.choice_flipped else ""),
             "new_band": (self._band(row.new_band), ("bold " if row.band_changed else "") + self._colour(row.new_band)),
@@ -192,7 +203,7 @@ class ReplayScreen(Screen[None]):
 
     @work(exclusive=True, exit_on_error=False, group="replay")
     async def replay(self) -> None:
-        from ...evaluate import replay_report, replay_row
+        from ...evaluate import none_aliases, replay_report, replay_row
 
         app = self.app
         router = await app.wait_for_router()
@@ -206,11 +217,13 @@ class ReplayScreen(Screen[None]):
                 markup=False,
             )
         rows = []
+        catalog = router.catalog
+        aliases = none_aliases(self.session, catalog)  # a renamed none option, read as the current one
         self.post_message(ReplayStarted(router))
         for position, turn in enumerate(self.session.turns):
             # never use a turn as evidence for itself (the local backend learns from labelled sessions)
             decision = await router.aroute(turn.message, holdout=turn.message)
-            row = replay_row(position, turn, decision, router.catalog.none_option)
+            row = replay_row(position, turn, decision, catalog.none_option, catalog, aliases)
             rows.append(row)
             self.post_message(ReplayRowReady(position, row, decision))
             # in-process backends answer inline (base.adecide): without a pause here the whole replay
