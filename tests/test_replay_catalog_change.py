@@ -1,0 +1,160 @@
+"""Replay and eval against a changed catalog (replayj): a tool removed or renamed, the none option
+renamed, a session recorded for another catalog name, hand-written turns, an 80-column terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+import tomli_w
+from cli_harness import tui_router
+from test_evaluate_support import NONE, TOOLS, scripted_router
+
+from tui_router.catalog import parse_catalog
+from tui_router.config import config_from_dict
+from tui_router.evaluate import replay_session, run_eval
+from tui_router.report import print_sections, replay_sections
+from tui_router.resources import bundled_catalogs
+from tui_router.session import Session, SessionInfo, Turn, TurnDecision
+
+BENCH = Path(__file__).resolve().parents[1] / "sessions" / "demo-bench.toml"
+
+
+@pytest.fixture(scope="module")
+def without_reminder(tmp_path_factory) -> tuple[Path, dict]:
+    """The demo catalog with the create_reminder tool block deleted (the brief's reproduction)."""
+    folder = tmp_path_factory.mktemp("c2")
+    data = tomllib.loads(bundled_catalogs()["demo"].read_text(encoding="utf-8"))
+    data["tools"] = [t for t in data["tools"] if t["id"] != "create_reminder"]
+    path = folder / "c2.toml"
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    (folder / "none.toml").write_text("", encoding="utf-8")
+    return path, {"TUI_ROUTER_CONFIG": str(folder / "none.toml")}
+
+
+def test_replay_headless_runs_when_a_labelled_tool_was_removed(without_reminder):
+    # was: exit 2, "label 'create_reminder' is not an option of catalog 'demo'"
+    catalog, env = without_reminder
+    done = tui_router("--catalog", str(catalog), "--backend", "local", "replay", "--headless", "--json", str(BENCH), env=env)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["turns"] == 30 and data["broken"] == 0
+    assert data["not_in_catalog"] == {"turns": 1, "labels": {"create_reminder": 1}}
+    gone = [r for r in data["rows"] if not r["label_in_catalog"]]
+    assert [(r["index"], r["label"], r["now_right"], r["broken"]) for r in gone] == [(1, "create_reminder", None, False)]
+    assert gone[0]["new_choice"] != "create_reminder"  # where the request goes now: what the developer replays for
+    assert "1 turn labelled with an id not in this catalog: create_reminder (1), not scored" in data["summary"]
+    assert done.stderr.splitlines() == [
+        "tui-router: note: 1 labelled turn replayed but not scored: its label is not an option of catalog 'demo': "
+        "create_reminder (1) (did you mean 'create_event'?) (--strict refuses instead)"
+    ]
+    strict = tui_router("--catalog", str(catalog), "replay", "--headless", "--strict", str(BENCH), env=env)
+    assert strict.returncode == 2 and "label 'create_reminder' is not an option of catalog 'demo'" in strict.stderr
+
+
+def test_eval_skips_turns_whose_label_left_the_catalog_and_strict_refuses(without_reminder):
+    catalog, env = without_reminder
+    done = tui_router("--catalog", str(catalog), "--backend", "bm25", "eval", "--json", str(BENCH), env=env)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["n"] == 29 and data["skipped"] == 1
+    assert data["not_in_catalog"] == {
+        "turns": 1,
+        "labels": {"create_reminder": 1},
+        "cases": [{"source": str(BENCH), "index": 1, "label": "create_reminder"}],
+    }
+    assert all(t["label"] != "create_reminder" for t in data["turns"])
+    assert done.stderr.splitlines() == [
+        "tui-router: warning: 1 labelled turn skipped: its label is not an option of catalog 'demo': "
+        "create_reminder (1) (did you mean 'create_event'?) (--strict refuses instead)"
+    ]
+    strict = tui_router("--catalog", str(catalog), "--backend", "bm25", "eval", "--strict", str(BENCH), env=env)
+    assert strict.returncode == 2 and "label 'create_reminder' is not an option of catalog 'demo'" in strict.stderr
+    assert strict.stdout == ""
+
+
+def _recorded(choice: str, probabilities: dict[str, float], band: str = "high") -> TurnDecision:
+    # the none option is offered in every question but never retrieved: not among the candidates
+    return TurnDecision(choice=choice, probabilities=probabilities, band=band, candidates=[k for k in probabilities if k != NONE])
+
+
+def test_replay_reads_a_renamed_none_option_as_the_current_one():
+    catalog = parse_catalog({"name": "small", "none_option": "no_tool", "tools": TOOLS}, "small.toml")
+    session = Session(
+        session=SessionInfo(id="rec", catalog="small"),
+        turns=[
+            Turn(message="poem", label=NONE, decision=_recorded(NONE, {"read_file": 0.1, NONE: 0.9})),
+            Turn(message="read", label="read_file", decision=_recorded("read_file", {"read_file": 0.9, NONE: 0.1})),
+        ],
+    )
+    script = {"poem": {"no_tool": 0.9}, "read": {"read_file": 0.9}}
+    report = replay_session(scripted_router(script, catalog=catalog), session)
+    poem = report.rows[0]
+    assert (poem.label, poem.recorded_choice, poem.new_choice) == ("no_tool", "no_tool", "no_tool")
+    assert not poem.choice_flipped and poem.label_in_catalog and poem.now_right is True
+    assert report.flips == 0 and report.not_in_catalog == {}
+
+
+def test_eval_reads_a_renamed_none_option_and_notes_it(tmp_path):
+    catalog = parse_catalog({"name": "small", "none_option": "no_tool", "tools": TOOLS}, "small.toml")
+    path = tmp_path / "rec.toml"
+    turns = [
+        {"message": "write me a poem", "label": NONE, "decision": _recorded(NONE, {"read_file": 0.1, NONE: 0.9}).model_dump(exclude_none=True)},
+        {"message": "read the notes file", "label": "read_file"},
+    ]
+    path.write_text(tomli_w.dumps({"session": {"id": "rec", "catalog": "small"}, "turns": turns}), encoding="utf-8")
+    config = config_from_dict({"backend": "bm25", "retrieval": {"direct_max": 10}})
+    report = run_eval([path], config, catalog=catalog, strict=False)
+    assert report.n == 2 and report.none_cases == 1 and report.skipped == []
+    assert report.catalog_lines == [f"{path}: its recorded decisions name '{NONE}' as the none option; read as this catalog's 'no_tool'"]
+    with pytest.raises(Exception, match=f"label '{NONE}' is not an option of catalog 'small'"):
+        run_eval([path], config, catalog=catalog)  # strict (the library's default, the benchmarks'): as before
+
+
+def test_eval_with_no_label_left_in_the_catalog_is_one_sentence(tmp_path):
+    catalog = parse_catalog({"name": "small", "tools": TOOLS}, "small.toml")
+    path = tmp_path / "s.toml"
+    path.write_text(tomli_w.dumps({"session": {"id": "s", "catalog": "other"}, "turns": [{"message": "x", "label": "gone_tool"}]}), encoding="utf-8")
+    with pytest.raises(Exception) as info:
+        run_eval([path], config_from_dict({"backend": "bm25"}), catalog=catalog, strict=False)
+    assert str(info.value) == (
+        f"no labelled turn in {path} has a label that is an option of catalog 'small' (gone_tool (1)); "
+        "pass --catalog with the catalog they were labelled for"
+    )
+
+
+def test_hand_written_turns_say_there_was_nothing_to_diff_and_list_the_wrong_ones():
+    # was: "2 turns replayed: 0 changed ..., 0 fixed, 0 broken" and no table, for a set routed wrong
+    session = Session(session=SessionInfo(id="hand", catalog="small"), turns=[
+        Turn(message="alpha", label="read_file"),
+        Turn(message="bravo", label="send_sms"),
+    ])
+    report = replay_session(scripted_router({"alpha": {"read_file": 0.9}, "bravo": {"read_file": 0.9}}), session)
+    assert report.summary_line() == (
+        "2 turns replayed: 0 changed (0 flips, 0 band changes), 0 fixed, 0 broken against labels; "
+        "2 with no recorded decision to diff (1 of 2 labelled right now)"
+    )
+    [section] = replay_sections(report)
+    assert [(row[0], row[2], row[3], row[-1]) for row in section.rows] == [("2", "send_sms", "not recorded", "wrong")]
+    assert report.gate_metrics()["wrong_not_recorded"] == 1.0
+
+
+def test_the_replay_table_keeps_ids_whole_at_80_columns():
+    session = Session(session=SessionInfo(id="rec", catalog="small"), turns=[
+        Turn(
+            message="please could you go and refund the payment for order 1234 that was charged twice yesterday",
+            label="refund_payment",
+            decision=_recorded("refund_payment", {"refund_payment": 0.9, NONE: 0.1}),
+        ),
+    ])
+    report = replay_session(scripted_router({}), session)  # now: the none option
+    out = io.StringIO()
+    print_sections(replay_sections(report, title="Replay"), file=out, width=80)
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    text = out.getvalue()
+    assert "refund_payment" in text and "defer_to_llm" in text  # not "refund_paym" / "ent"
+    assert "TV" not in lines[2]  # the TV column gives its room to the ids under 100 columns
