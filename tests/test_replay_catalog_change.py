@@ -158,3 +158,22 @@ def test_the_replay_table_keeps_ids_whole_at_80_columns():
     text = out.getvalue()
     assert "refund_payment" in text and "defer_to_llm" in text  # not "refund_paym" / "ent"
     assert "TV" not in lines[2]  # the TV column gives its room to the ids under 100 columns
+
+
+def test_replay_json_has_one_shape_for_one_file_or_several_and_names_the_setup(tmp_path):
+    # was: "files" a list of paths for one file, a list of objects for several; the thresholds a
+    # config file changed were nowhere in the output
+    a = tmp_path / "a.toml"
+    b = tmp_path / "b.toml"
+    for path, message in ((a, "Text Jordan that the deploy finished"), (b, "remind me at 4 to call the dentist")):
+        path.write_text(tomli_w.dumps({"session": {"id": path.stem, "catalog": "demo"}, "turns": [{"message": message}]}), encoding="utf-8")
+    config = tmp_path / "cfg.toml"
+    config.write_text('backend = "bm25"\n[policy]\nhigh = 0.9\nmedium = 0.3\n', encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config)}
+    one = json.loads(tui_router("replay", "--headless", "--json", str(a), env=env).stdout)
+    two = json.loads(tui_router("replay", "--headless", "--json", str(a), str(b), env=env).stdout)
+    assert set(one) == set(two) and set(one["files"][0]) == set(two["files"][1])
+    assert [f["file"] for f in two["files"]] == [str(a), str(b)] and [r["file"] for r in two["rows"]] == [str(a), str(b)]
+    assert one["thresholds"] == {"high": 0.9, "medium": 0.3} and one["catalog"] == "demo" and one["backend"] == "bm25"
+    text = tui_router("replay", "--headless", "--all", str(a), env=env)
+    assert "catalog 'demo'; high >= 0.9, medium >= 0.3" in " ".join(text.stdout.split())

@@ -373,6 +373,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
     warn_cache_problems(router.backend.cache_problem())
     rows = [row for _, report in per_file for row in report.rows]
     total = replay_report(rows)
+    policy = router.config.policy  # the backend's fitted thresholds when the config sets none
     metrics = total.gate_metrics()
     if conditions:
         metrics.update(
@@ -383,13 +384,22 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
         out = total.to_json()
         out["backend"] = router.backend.name
         out["model"] = router.backend.model
-        out["files"] = [{"file": str(s.path), **r.to_json()} for s, r in per_file] if len(per_file) > 1 else [str(s.path) for s, _ in per_file]
+        out["catalog"] = catalog.name
+        out["thresholds"] = {"high": policy.high, "medium": policy.medium}  # the ones this replay used
+        # one shape whatever the number of files (one file was a list of paths, several a list of objects)
+        out["files"] = [{"file": str(s.path), **{k: v for k, v in r.to_json().items() if k != "rows"}} for s, r in per_file]
+        sources = [str(s.path) for s, r in per_file for _ in r.rows]
+        out["rows"] = [{"file": source, **row} for source, row in zip(sources, out["rows"], strict=True)]  # index is per file
         if gate is not None:
             out["gate"] = [{"line": r.line(), "passed": r.passed} for r in gate]
         print(json.dumps(out, ensure_ascii=False))
     else:
+        setup = (
+            f"{router.backend.name}, {router.backend.model}; catalog '{catalog.name}'; "
+            f"high >= {policy.high:g}, medium >= {policy.medium:g}"
+        )
         for session, report in per_file:
-            print_sections(replay_sections(report, title=f"Replay: {session.path} ({router.backend.name}, {router.backend.model})", show_all=args.all))
+            print_sections(replay_sections(report, title=f"Replay: {session.path} ({setup})", show_all=args.all))
         if len(per_file) > 1:  # one file: its section's note already is the summary
             print(total.summary_line())
     code = 1 if total.broken else 0
