@@ -177,3 +177,22 @@ def test_replay_json_has_one_shape_for_one_file_or_several_and_names_the_setup(t
     assert one["thresholds"] == {"high": 0.9, "medium": 0.3} and one["catalog"] == "demo" and one["backend"] == "bm25"
     text = tui_router("replay", "--headless", "--all", str(a), env=env)
     assert "catalog 'demo'; high >= 0.9, medium >= 0.3" in " ".join(text.stdout.split())
+
+
+def test_replay_and_eval_with_systemone_on_loopback_and_a_removed_tool(without_reminder, jev_mocks, tmp_path):
+    # the journey with an HTTP backend: the bundled jevcompat mock on loopback
+    catalog, _ = without_reminder
+    config = tmp_path / "empty.toml"
+    config.write_text("", encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache"), "TYPESAFE_API_KEY": ""}
+    common = ("--catalog", str(catalog), "--backend", "systemone")
+    url = ("--base-url", jev_mocks.url())
+    replayed = tui_router(*common, "replay", *url, "--headless", "--json", str(BENCH), env=env)
+    assert replayed.returncode == 0, replayed.stderr
+    data = json.loads(replayed.stdout)
+    assert data["backend"] == "systemone" and data["turns"] == 30 and data["not_in_catalog"]["labels"] == {"create_reminder": 1}
+    assert all(r["new_error"] == "" for r in data["rows"])
+    scored = tui_router(*common, "eval", *url, "--json", "--concurrency", "4", str(BENCH), env=env)
+    assert scored.returncode == 0, scored.stderr
+    result = json.loads(scored.stdout)
+    assert result["n"] == 29 and result["skipped"] == 1 and result["unresolved"] == 0
