@@ -300,14 +300,14 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
     return _replay_headless(args, config)
 
 
-def _check_replayable(sessions, catalog, strict: bool) -> None:
+def _check_replayable(sessions, catalog, strict: bool, verb: str = "replayed but not scored") -> None:
     """Replay checks what eval checks. --strict: the sessions were made for this catalog and every label
     is an option. Otherwise another catalog's name and a renamed none option are a line on stderr each,
     and turns labelled with ids the catalog lacks are replayed but not scored (the summary counts them)."""
     from ..evaluate import check_sessions
 
     gaps = check_sessions(sessions, catalog, strict=strict)
-    for line in gaps.lines(catalog, verb="replayed but not scored"):  # a renamed tool gets its did-you-mean here
+    for line in gaps.lines(catalog, verb=verb):  # a renamed tool gets its did-you-mean here
         print(f"tui-router: note: {line}", file=sys.stderr)
 
 
@@ -323,7 +323,8 @@ def _what_if(args: argparse.Namespace, config) -> int:
     after = parse_what_if(args.what_if, config.policy)
     sessions = load_sessions(args.sessions)
     catalog = _catalog(config)
-    _check_replayable(sessions, catalog, args.strict)  # the risks that decide an action come from this catalog
+    # the risks that decide an action come from this catalog (a recorded choice it lacks has none: default thresholds)
+    _check_replayable(sessions, catalog, args.strict, verb="compared with its recorded choice as it was (what-if routes nothing)")
     note_copies(copy_notes(sessions))
     report = what_if(sessions, config.policy, after, catalog)
     if args.json:
