@@ -41,7 +41,12 @@ def test_replay_headless_without_changes_prints_one_summary_and_no_table() -> No
     out = done.stdout.decode()
     assert done.returncode == 0, done.stderr
     assert out.count("turns replayed") == 1
-    assert "│ - " not in out and "┃" not in out
+    # replayj: a hand-written set has no recorded decision to diff; the table lists only the turns
+    # wrong against their label now (none of "-"), the summary says so
+    assert "│ - " not in out
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert all(line.rstrip().endswith("│ wrong │") for line in rows)
+    assert "30 with no recorded decision to diff" in " ".join(out.split())
 
 
 def test_replay_headless_numbers_rows_from_1(tmp_path: Path) -> None:
