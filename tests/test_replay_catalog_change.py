@@ -185,14 +185,21 @@ def test_replay_and_eval_with_systemone_on_loopback_and_a_removed_tool(without_r
     config = tmp_path / "empty.toml"
     config.write_text("", encoding="utf-8")
     env = {"TUI_ROUTER_CONFIG": str(config), "XDG_CACHE_HOME": str(tmp_path / "cache"), "TYPESAFE_API_KEY": ""}
-    common = ("--catalog", str(catalog), "--backend", "systemone")
+    # --base-url before the command, like --backend (it was "invalid choice: 'http://...'"), and after it
+    common = ("--catalog", str(catalog), "--backend", "systemone", "--base-url", jev_mocks.url())
     url = ("--base-url", jev_mocks.url())
-    replayed = tui_router(*common, "replay", *url, "--headless", "--json", str(BENCH), env=env)
+    replayed = tui_router(*common, "replay", "--headless", "--json", str(BENCH), env=env)
     assert replayed.returncode == 0, replayed.stderr
     data = json.loads(replayed.stdout)
     assert data["backend"] == "systemone" and data["turns"] == 30 and data["not_in_catalog"]["labels"] == {"create_reminder": 1}
     assert all(r["new_error"] == "" for r in data["rows"])
-    scored = tui_router(*common, "eval", *url, "--json", "--concurrency", "4", str(BENCH), env=env)
+    scored = tui_router(*common[:4], "eval", *url, "--json", "--concurrency", "4", str(BENCH), env=env)
     assert scored.returncode == 0, scored.stderr
     result = json.loads(scored.stdout)
     assert result["n"] == 29 and result["skipped"] == 1 and result["unresolved"] == 0
+
+
+def test_base_url_before_a_command_that_talks_to_no_server_is_refused(tmp_path):
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    done = tui_router("--base-url", "http://127.0.0.1:9/v1", "queue", str(tmp_path), env={"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")})
+    assert done.returncode == 2 and "--base-url does nothing for `tui-router queue`" in done.stderr

@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", metavar="PATH", help="config file (default: $TUI_ROUTER_CONFIG, ./tui-router.toml, then tui-router/config.toml in the user config folder: $XDG_CONFIG_HOME, ~/.config when unset; `tui-router locate config` tells which)")
     parser.add_argument("--catalog", metavar="PATH", help="catalog file or bundled catalog name (default: demo)")
     parser.add_argument("--backend", metavar="NAME", help="decision backend: auto (default: semantic when installed, else local), local, bm25, systemone, semantic")
+    # like --backend, before the command too: `tui-router --backend systemone --base-url URL replay ...`
+    # was "invalid choice: 'http://...'" (the URL read as the command)
+    parser.add_argument("--base-url", metavar="URL", help="System One server, e.g. http://127.0.0.1:8787/v1 (overrides [systemone] base_url)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)
@@ -33,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-GLOBAL_OPTIONS = {"config": "--config", "catalog": "--catalog", "backend": "--backend"}
+GLOBAL_OPTIONS = {"config": "--config", "catalog": "--catalog", "backend": "--backend", "base_url": "--base-url"}
 
 
 def _note_options(sub: argparse._SubParsersAction) -> None:
