@@ -203,3 +203,27 @@ def test_base_url_before_a_command_that_talks_to_no_server_is_refused(tmp_path):
     (tmp_path / "none.toml").write_text("", encoding="utf-8")
     done = tui_router("--base-url", "http://127.0.0.1:9/v1", "queue", str(tmp_path), env={"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")})
     assert done.returncode == 2 and "--base-url does nothing for `tui-router queue`" in done.stderr
+
+
+def test_replay_gate_on_eval_metrics_leaves_out_labels_gone_from_the_catalog(without_reminder):
+    # was: a gone label scored as a wrong "uncategorised" turn in `replay --gate top1>=...`
+    catalog, env = without_reminder
+    done = tui_router(
+        "--catalog", str(catalog), "--backend", "bm25", "replay", "--headless", "--json", "--gate", "n>=0,labels_not_in_catalog<=1", str(BENCH),
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "PASS n 29 >= 0" in done.stderr and "PASS labels_not_in_catalog 1 <= 1" in done.stderr
+
+
+def test_a_hand_written_none_label_points_at_a_renamed_none_option(tmp_path):
+    catalog = parse_catalog({"name": "small", "none_option": "no_tool", "tools": TOOLS}, "small.toml")
+    path = tmp_path / "hand.toml"
+    turns = [{"message": "write me a poem", "label": NONE}, {"message": "read the notes file", "label": "read_file"}]
+    path.write_text(tomli_w.dumps({"session": {"id": "hand", "catalog": "small"}, "turns": turns}), encoding="utf-8")
+    report = run_eval([path], config_from_dict({"backend": "bm25", "retrieval": {"direct_max": 10}}), catalog=catalog, strict=False)
+    assert report.n == 1 and [c.label for c in report.skipped] == [NONE]
+    assert report.catalog_lines == [
+        "1 labelled turn skipped: its label is not an option of catalog 'small': "
+        f"{NONE} (1) (did you mean the none option 'no_tool'?) (--strict refuses instead)"
+    ]

@@ -379,8 +379,7 @@ class CatalogGaps(BaseModel):
         counts = self.label_counts()
         if counts:
             n = sum(counts.values())
-            options = catalog.option_ids
-            ids = ", ".join(f"{label} ({k}){did_you_mean(label, options)}" for label, k in counts.items())
+            ids = ", ".join(f"{label} ({k}){_suggest(label, catalog)}" for label, k in counts.items())
             lines.append(
                 f"{n} labelled turn{'' if n == 1 else 's'} {verb}: {'its label is' if n == 1 else 'their labels are'} "
                 f"not an option of catalog '{catalog.name}': {ids} (--strict refuses instead)"
@@ -389,6 +388,17 @@ class CatalogGaps(BaseModel):
             ids = ", ".join(f"{a} ({k})" for a, k in self.acceptable.items())
             lines.append(f"acceptable ids not in catalog '{catalog.name}', never matched: {ids}")
         return lines
+
+
+def _suggest(label: str, catalog: Catalog) -> str:
+    """A did-you-mean for a label that is no option; the product's default none option, when this
+    catalog names its none option otherwise, points at that (a hand-written file has no recorded
+    decision to tell it by, see none_aliases)."""
+    from .catalog import DEFAULT_NONE_OPTION
+
+    if label == DEFAULT_NONE_OPTION and catalog.none_option != DEFAULT_NONE_OPTION:
+        return f" (did you mean the none option '{catalog.none_option}'?)"
+    return did_you_mean(label, catalog.option_ids)
 
 
 def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Catalog, *, strict: bool = True) -> CatalogGaps:
@@ -1406,7 +1416,7 @@ def replay_eval_report(
             Turn(message=r.message, label=r.label, acceptable=r.acceptable), r.decision, catalog, always_offered=always, index=r.index
         )
         for r in rows
-        if r.label
+        if r.label and r.label_in_catalog  # a label gone from the catalog is not scored, as in eval
     ]
     return build_report(results, catalog, backend=backend, model=model, learning="none (replay)")
 
