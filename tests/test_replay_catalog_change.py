@@ -227,3 +227,19 @@ def test_a_hand_written_none_label_points_at_a_renamed_none_option(tmp_path):
         "1 labelled turn skipped: its label is not an option of catalog 'small': "
         f"{NONE} (1) (did you mean the none option 'no_tool'?) (--strict refuses instead)"
     ]
+
+
+def test_the_console_replay_marks_match_the_headless_diff():
+    from tui_router.app.screens.replay import change_text
+
+    session = Session(session=SessionInfo(id="hand", catalog="small"), turns=[
+        Turn(message="alpha", label="read_file"),
+        Turn(message="bravo", label="send_sms"),
+        Turn(message="charlie", label="gone_tool", decision=_recorded("read_file", {"read_file": 0.9, NONE: 0.1})),
+    ])
+    catalog_router = scripted_router({"alpha": {"read_file": 0.9}, "bravo": {"read_file": 0.9}, "charlie": {"send_sms": 0.9}})
+    report = replay_session(catalog_router, session)
+    [section] = replay_sections(report)
+    headless = {row[0]: row[-1] for row in section.rows}
+    assert headless == {"2": "wrong", "3": "unscored flip"}
+    assert [change_text(r) for r in report.rows] == ["", "wrong", "unscored flip"]
