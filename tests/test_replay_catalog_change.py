@@ -71,6 +71,8 @@ def test_eval_skips_turns_whose_label_left_the_catalog_and_strict_refuses(withou
         "tui-router: warning: 1 labelled turn skipped: its label is not an option of catalog 'demo': "
         "create_reminder (1) (did you mean 'create_event'?) (--strict refuses instead)"
     ]
+    text = tui_router("--catalog", str(catalog), "--backend", "bm25", "eval", str(BENCH), env=env)
+    assert text.stdout.startswith("eval: 29 labelled turns (24 tool, 5 none; 1 more skipped, their label not in the catalog) from ")
     strict = tui_router("--catalog", str(catalog), "--backend", "bm25", "eval", "--strict", str(BENCH), env=env)
     assert strict.returncode == 2 and "label 'create_reminder' is not an option of catalog 'demo'" in strict.stderr
     assert strict.stdout == ""

@@ -198,7 +198,9 @@ def _warn_unresolved(report) -> None:
 def _header(report, compared: bool) -> str:
     files = ", ".join(report.files)
     return (
-        f"eval: {report.n} labelled turns ({report.tool_cases} tool, {report.none_cases} none) from {files}; "
+        f"eval: {report.n} labelled turns ({report.tool_cases} tool, {report.none_cases} none"
+        + (f"; {len(report.skipped)} more skipped, their label not in the catalog" if report.skipped else "")
+        + f") from {files}; "
         f"catalog '{report.catalog}' ({report.options} options); backend {report.backend} ({report.model})"
         + (" and a comparison backend" if compared else "")
         + f"; learning: {report.learning}"
