@@ -245,3 +245,14 @@ def test_the_console_replay_marks_match_the_headless_diff():
     headless = {row[0]: row[-1] for row in section.rows}
     assert headless == {"2": "wrong", "3": "unscored flip"}
     assert [change_text(r) for r in report.rows] == ["", "wrong", "unscored flip"]
+
+
+def test_eval_names_the_thresholds_a_config_file_set(tmp_path):
+    # was: nothing in eval's output said which thresholds decided the bands
+    config = tmp_path / "cfg.toml"
+    config.write_text('backend = "bm25"\n[policy]\nhigh = 0.9\nmedium = 0.3\n', encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(config)}
+    data = json.loads(tui_router("eval", "--json", str(BENCH), env=env).stdout)
+    assert data["thresholds"] == {"high": 0.9, "medium": 0.3}
+    text = tui_router("eval", str(BENCH), env=env).stdout.splitlines()[0]
+    assert "backend bm25 (bm25-baseline-1); high >= 0.9, medium >= 0.3; learning: " in text

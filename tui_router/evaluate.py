@@ -932,6 +932,8 @@ class EvalReport(BaseModel):
     copies: list[str] = Field(default=[], exclude=True)
     # labelled turns left out because their label is not an option of the catalog (not --strict)
     skipped: list[SkippedCase] = []
+    # the thresholds the bands were decided with (the backend's fitted ones when the config sets none)
+    thresholds: dict[str, float] = {}
     # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
     catalog_lines: list[str] = Field(default=[], exclude=True)
 
@@ -978,6 +980,7 @@ class EvalReport(BaseModel):
             "options": self.options,
             "learning": self.learning,
             "files": self.files,
+            "thresholds": self.thresholds,
             "n": self.n,
             "tool_cases": self.tool_cases,
             "none_cases": self.none_cases,
@@ -1219,6 +1222,7 @@ def evaluate_router(
         results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
     )
     report.not_this = Ratio.of(repeats)
+    report.thresholds = {"high": router.config.policy.high, "medium": router.config.policy.medium}
     report.cache_problem = router.backend.cache_problem()
     return report
 

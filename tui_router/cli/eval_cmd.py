@@ -203,6 +203,7 @@ def _header(report, compared: bool) -> str:
         + f") from {files}; "
         f"catalog '{report.catalog}' ({report.options} options); backend {report.backend} ({report.model})"
         + (" and a comparison backend" if compared else "")
+        + (f"; high >= {report.thresholds['high']:g}, medium >= {report.thresholds['medium']:g}" if report.thresholds else "")
         + f"; learning: {report.learning}"
         + (
             f"\nnot this: {report.not_this.hits} of {report.not_this.total} turns with declined options routed again to one of them (decision errors)"
