@@ -267,6 +267,12 @@ async def test_the_console_replay_file_shows_a_label_gone_from_the_catalog_like_
         summary = str(app.screen.query_one("#replay-summary").render())
         assert "1 turn labelled with an id not in this catalog: send_smss (1), not scored" in summary
         assert app.screen.report.not_in_catalog == {"send_smss": 1} and app.screen.report.broken == 0
+        # the Candidates pane called it a retrieval miss, which no retrieval could have avoided
+        from tui_router.app.widgets.candidates import render_candidates
+
+        pane = app.screen.query_one("#replay-candidates")
+        shown = render_candidates(pane.view, pane.catalog, 80).plain
+        assert "not in catalog: the label send_smss is not an option of catalog tiny" in shown and "retrieval miss" not in shown
 
 
 async def test_the_console_replay_file_action_notes_another_catalog_and_opens(tmp_path):

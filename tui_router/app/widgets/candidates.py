@@ -71,6 +71,14 @@ def render_candidates(view: TurnView | None, catalog: Catalog | None, width: int
             lines.append(Content.styled(f"◆ label {label} (the none option, always offered)", "$text-muted"))
         elif view.label in d.candidates:
             lines.append(Content.styled(f"◆ label {label}", "$text-muted"))
+        elif catalog is not None and view.label not in catalog:
+            # a tool removed or renamed since the label was given: no retrieval could have offered it
+            lines.append(
+                Content.assemble(
+                    ("not in catalog: ", "bold $warning"),
+                    (f"the label {label} is not an option of catalog {visible(catalog.name, single_line=True)}", "$warning"),
+                )
+            )
         else:
             lines.append(
                 Content.assemble(
