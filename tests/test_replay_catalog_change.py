@@ -256,3 +256,30 @@ def test_eval_names_the_thresholds_a_config_file_set(tmp_path):
     assert data["thresholds"] == {"high": 0.9, "medium": 0.3}
     text = tui_router("eval", str(BENCH), env=env).stdout.splitlines()[0]
     assert "backend bm25 (bm25-baseline-1); high >= 0.9, medium >= 0.3; learning: " in text
+
+
+def test_a_schema_property_renamed_leaves_expected_arguments_unscored_instead_of_refusing(tmp_path):
+    # was: eval and replay refused the whole file ("expected_arguments key 'duration_minutes' is not an
+    # argument of 'create_event'") once a tool's schema renamed a property
+    data = tomllib.loads(bundled_catalogs()["demo"].read_text(encoding="utf-8"))
+    for tool in data["tools"]:
+        if tool["id"] == "create_event":
+            props = tool["schema"]["properties"]
+            props["minutes"] = props.pop("duration_minutes")
+            tool["schema"]["required"] = [("minutes" if r == "duration_minutes" else r) for r in tool["schema"].get("required", [])]
+    catalog = tmp_path / "c3.toml"
+    catalog.write_text(tomli_w.dumps(data), encoding="utf-8")
+    (tmp_path / "none.toml").write_text("", encoding="utf-8")
+    env = {"TUI_ROUTER_CONFIG": str(tmp_path / "none.toml")}
+    line = (
+        f"tui-router: warning: {BENCH}: turns[0]: expected_arguments key 'duration_minutes' is not an argument of 'create_event' "
+        "(did you mean 'minutes'?): argument match not scored for that turn (--strict refuses instead)"
+    )
+    scored = tui_router("--catalog", str(catalog), "--backend", "bm25", "eval", "--json", str(BENCH), env=env)
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["n"] == 30 and line in scored.stderr.splitlines()
+    replayed = tui_router("--catalog", str(catalog), "--backend", "bm25", "replay", "--headless", "--json", str(BENCH), env=env)
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout)["turns"] == 30
+    strict = tui_router("--catalog", str(catalog), "--backend", "bm25", "eval", "--strict", str(BENCH), env=env)
+    assert strict.returncode == 2 and "expected_arguments key 'duration_minutes' is not an argument of 'create_event'" in strict.stderr

@@ -364,6 +364,10 @@ class CatalogGaps(BaseModel):
     skipped: list[SkippedCase] = []
     acceptable: dict[str, int] = {}
     notes: list[str] = []
+    # expected_arguments that do not fit the tool's schema now (a property renamed): one line each,
+    # and the turns whose argument match is then not scored
+    arguments: list[str] = []
+    no_expected: set[tuple[str, int]] = set()
 
     def label_counts(self) -> dict[str, int]:
         return _count_labels(c.label for c in self.skipped)
@@ -387,7 +391,18 @@ class CatalogGaps(BaseModel):
         if self.acceptable:
             ids = ", ".join(f"{a} ({k})" for a, k in self.acceptable.items())
             lines.append(f"acceptable ids not in catalog '{catalog.name}', never matched: {ids}")
+        shown = self.arguments[:5]
+        lines += [f"{line}: argument match not scored for that turn (--strict refuses instead)" for line in shown]
+        if len(self.arguments) > len(shown):
+            lines.append(f"... and {len(self.arguments) - len(shown)} more expected_arguments that do not fit catalog '{catalog.name}'")
         return lines
+
+    def without_unfit_arguments(self, cases: Sequence[LabelledCase]) -> list[LabelledCase]:
+        """The cases with the expected_arguments that do not fit the catalog left out."""
+        return [
+            c.model_copy(update={"turn": c.turn.model_copy(update={"expected_arguments": None})}) if (c.source, c.index) in self.no_expected else c
+            for c in cases
+        ]
 
 
 def _suggest(label: str, catalog: Catalog) -> str:
@@ -444,7 +459,12 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
                 gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
             else:
                 gaps.acceptable[value] = gaps.acceptable.get(value, 0) + 1
-    problems += expected_arguments_problems(gaps.keep(cases), catalog)
+    for case, line in _expected_arguments_problems(gaps.keep(cases), catalog):
+        if strict:
+            problems.append(line)
+        else:  # a schema changed since (a property renamed): the turn is still routed and scored
+            gaps.arguments.append(line)
+            gaps.no_expected.add((case.source, case.index))
     if problems:
         shown = problems[:20]
         if len(problems) > 20:
@@ -461,7 +481,11 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
 
 def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog) -> list[str]:
     """expected_arguments must belong to a tool label and name that tool's schema properties (typos caught)."""
-    problems = []
+    return [line for _, line in _expected_arguments_problems(cases, catalog)]
+
+
+def _expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog) -> list[tuple[LabelledCase, str]]:
+    problems: list[tuple[LabelledCase, str]] = []
     for case in cases:
         expected, label = case.turn.expected_arguments, case.turn.label
         if not expected or not label:
@@ -469,7 +493,7 @@ def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog)
         where = f"{case.source}: turns[{case.index}]"
         tool = catalog.get(label)
         if tool is None or tool.is_escalation:
-            problems.append(f"{where}: expected_arguments need a tool label, not '{label}'")
+            problems.append((case, f"{where}: expected_arguments need a tool label, not '{label}'"))
             continue
         properties = (tool.input_schema or {}).get("properties")
         if not isinstance(properties, dict) or not properties:
@@ -477,7 +501,7 @@ def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog)
         for key in expected:
             if key not in properties:
                 problems.append(
-                    f"{where}: expected_arguments key '{key}' is not an argument of '{label}'{did_you_mean(key, properties)}"
+                    (case, f"{where}: expected_arguments key '{key}' is not an argument of '{label}'{did_you_mean(key, properties)}")
                 )
     return problems
 
@@ -1259,7 +1283,7 @@ def run_eval(
     gaps = check_cases(sessions, cases, catalog, strict=strict)
     if not strict:
         gaps.notes += none_alias_notes(sessions, catalog)
-    kept = gaps.keep(cases)
+    kept = gaps.without_unfit_arguments(gaps.keep(cases))
     if not kept:
         only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
         where = ", ".join(str(s.path) for s in sessions)
