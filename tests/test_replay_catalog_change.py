@@ -283,3 +283,18 @@ def test_a_schema_property_renamed_leaves_expected_arguments_unscored_instead_of
     assert json.loads(replayed.stdout)["turns"] == 30
     strict = tui_router("--catalog", str(catalog), "--backend", "bm25", "eval", "--strict", str(BENCH), env=env)
     assert strict.returncode == 2 and "expected_arguments key 'duration_minutes' is not an argument of 'create_event'" in strict.stderr
+
+
+def test_what_if_keeps_a_recorded_none_choice_a_fallback_after_the_none_option_was_renamed():
+    # was: the recorded "defer_to_llm" read as a tool on a catalog whose none option is "no_tool",
+    # so a high one showed as an execute
+    from tui_router.config import PolicyConfig
+    from tui_router.review import what_if
+
+    catalog = parse_catalog({"name": "small", "none_option": "no_tool", "tools": TOOLS}, "small.toml")
+    decision = _recorded(NONE, {"read_file": 0.05, NONE: 0.95})
+    decision.confidence = decision.reported_confidence = 0.95
+    session = Session(session=SessionInfo(id="rec", catalog="small"), turns=[Turn(message="poem", decision=decision)])
+    report = what_if([session], PolicyConfig(confidence="reported"), PolicyConfig(confidence="reported", high=0.99), catalog)
+    [row] = report.rows
+    assert (row.before_band, row.before_action, row.after_band, row.after_action) == ("high", "fallback", "medium", "fallback")

@@ -467,6 +467,8 @@ def _rebanded(turn: Turn, policy: PolicyConfig, none_option: str, risk: Risk | N
 def what_if(sessions: Iterable[Session], before: PolicyConfig, after: PolicyConfig, catalog: Catalog | None = None) -> WhatIfReport:
     """Re-band every recorded decision under `before` and `after` (recorded confidence, or the
     policy's formula over the recorded probabilities); nothing is routed, nothing written."""
+    from .evaluate import recorded_none_option
+
     none_option = catalog.none_option if catalog is not None else "defer_to_llm"
     sessions = list(sessions)
     repeated = repeated_turns(sessions)  # a followed live file's turns count once
@@ -477,8 +479,11 @@ def what_if(sessions: Iterable[Session], before: PolicyConfig, after: PolicyConf
             if d is None or (session.path or Path(session.id), index) in repeated:
                 continue
             risk = catalog.risk_of(d.choice) if catalog is not None and d.choice else None
-            b_band, b_action, _ = _rebanded(turn, before, none_option, risk)
-            a_band, a_action, conf = _rebanded(turn, after, none_option, risk)
+            # the none option this decision was asked with: a catalog that renamed it since made a
+            # recorded "no tool fits" read as a tool, and a high one as an execute
+            asked = recorded_none_option(d) or none_option
+            b_band, b_action, _ = _rebanded(turn, before, asked, risk)
+            a_band, a_action, conf = _rebanded(turn, after, asked, risk)
             answers = ({turn.label} | set(turn.acceptable)) if turn.label else set()
             correct = None if not turn.label else (d.band != "unresolved" and d.choice in answers)
             rows.append(
