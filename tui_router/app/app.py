@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -101,11 +102,15 @@ def catalog_file(config: Config) -> Path | None:
 
 
 def file_stamp(path: Path) -> tuple[int, int] | None:
-    """(mtime in ns, size) of a file, None when it cannot be read: what tells an edit apart."""
+    """(mtime in ns, size) of a file, None when it cannot be read: what tells an edit apart. A
+    folder (or a pipe) in the file's place is stamped by its kind alone: a file added to that folder
+    changed its time, and the same "is a folder" was reported again at every change inside it."""
     try:
         info = path.stat()
     except OSError:
         return None
+    if not stat.S_ISREG(info.st_mode):
+        return stat.S_IFMT(info.st_mode), -1
     return info.st_mtime_ns, info.st_size
 
 
@@ -166,6 +171,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._catalog_seen: tuple[Path, tuple[int, int] | None] | None = None
         self._catalog_warned: tuple[str | None, tuple[str, ...]] | None = None  # warnings said for this catalog
         self._catalog_gone = 0  # checks in a row that found no catalog file (said once, at CATALOG_GONE_POLLS)
+        # a reload the watch started (an edit on disk): its failure is said only if the file is still
+        # as it was read at the next check (an editor's save in two steps is whole by then), and the
+        # same problem only once until a reload works or the problem changes
+        self._watch_reload: Worker | None = None
+        self._catalog_pending: list[str] | None = None
+        self._catalog_said: list[str] | None = None
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
@@ -406,6 +417,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.workspace.sessions_dir = self.config.sessions_path
         self._router_error = ""
         self._router_ready.set()
+        self._catalog_pending = self._catalog_said = None  # a catalog that loads: its next problem is news
         catalog = self.router.catalog
         info = self.session.session
         if info.catalog is None:
@@ -611,9 +623,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 self.query_one("#catalog-pane", CatalogPane).failed(self._router_error)
             else:
                 self._update_status(loading="")  # a failed switch: the previous router stays
-            if self.router is not None:  # say what is in use, so a failed reload does not read as a dead console
-                lines = [*lines, f"Still routing with catalog '{self.router.catalog.name}' as loaded before."]
-            self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
+            if worker is self._watch_reload:
+                self._catalog_pending = lines  # said at the next check if the file stays as read
+                return
+            self._say_router_failure(lines)
         elif worker.group == "fallback" and state in (WorkerState.ERROR, WorkerState.CANCELLED):
             index = self.workspace.fallback_turn
             self._fallback_done()
@@ -626,6 +639,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.notify(self.workspace.save_failure(error), severity="error", timeout=15, markup=False)
         elif worker.group == "replay" and state is WorkerState.ERROR:
             self.notify(f"Replay failed: {error}", severity="error", markup=False)
+
+    def _say_router_failure(self, lines: list[str]) -> None:
+        if self.router is not None:  # say what is in use, so a failed reload does not read as a dead console
+            lines = [*lines, f"Still routing with catalog '{self.router.catalog.name}' as loaded before."]
+        self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
 
     # ------------------------------------------------------------------ the selected turn
     def _note_missing_options(self, catalog) -> None:
@@ -1244,6 +1262,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return  # nothing read from a file, or the first load still running (a failed one is watched: the fix loads)
         path, stamp = seen
         now = file_stamp(path)
+        pending, self._catalog_pending = self._catalog_pending, None
         if now is None:  # gone for a moment (an editor's save replaces the file), or for good: said once
             self._catalog_gone += 1
             if self._catalog_gone == CATALOG_GONE_POLLS and self.router is not None:
@@ -1257,13 +1276,16 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return
         self._catalog_gone = 0
         if now == stamp:
+            if pending is not None and pending != self._catalog_said:  # the file stayed as read: broken indeed
+                self._catalog_said = pending
+                self._say_router_failure(pending)
             return
         if now[1] == 0 and path.is_file():
             return  # emptied: an editor writing in two steps (truncate, then fill); no catalog is empty
         self._catalog_seen = (path, now)
         self._config_note = f"{display_path(path)} changed on disk: reloaded."
         self._update_status(loading="reloading the catalog…")
-        self.load_router(self.config)
+        self._watch_reload = self.load_router(self.config)
 
     def action_open_config(self) -> None:
         def chosen(value: str | None) -> None:
