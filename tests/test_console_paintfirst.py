@@ -72,3 +72,89 @@ async def test_a_folder_in_the_catalogs_place_is_said_once_whatever_changes_insi
         # before, every change inside the folder reloaded and said "is a folder" again
         assert len(new) == 1 and f"{catalog}: is a folder, not a catalog file" in new[0], new
         assert app.router is first
+
+
+# -- `tui-router review FOLDER`: the first frame before the files are read ----------------------------
+
+
+class Gate:
+    """Holds every session read (tui_router.review.load_session) until opened: the test sees the
+    console while its worker is still reading."""
+
+    def __init__(self, monkeypatch, module: str = "tui_router.review") -> None:
+        import threading
+
+        from tui_router.session import load_session
+
+        self.open = threading.Event()
+        self.reads = 0
+
+        def held(path):  # noqa: ANN001, ANN202
+            self.reads += 1
+            assert self.open.wait(20), "the gate was never opened"
+            return load_session(path)
+
+        monkeypatch.setattr(f"{module}.load_session", held)
+
+
+async def test_review_folder_paints_first_and_keys_typed_while_reading_label_nothing(tmp_path: Path, monkeypatch) -> None:
+    from app_harness import make_app, make_config, screen_text
+    from test_app_review import keys, labels, two_files
+
+    from tui_router.app.screens.review import ReviewReadingScreen, ReviewScreen
+    from tui_router.review import session_files
+
+    config = make_config(tmp_path)
+    folder = tmp_path / "folder"
+    a, b = two_files(folder)
+    broken = folder / "broken.toml"
+    broken.write_bytes(b'[session]\nid = "x"\n[[turns]\nmessage = "half')
+    before = {p: p.read_bytes() for p in (a, b, broken)}
+    gate = Gate(monkeypatch)
+    app = make_app(config, review_files=session_files([folder]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(50):  # drawn while every read is held
+            if "Reading 3 session files…" in screen_text(app):
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, ReviewReadingScreen) and "Reading 3 session files…" in screen_text(app)
+        await pilot.press("1", "a", "x", "s", "u", "n")  # typed before the queue is drawn: label nothing
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewReadingScreen)
+        gate.open.set()
+        for _ in range(100):
+            if isinstance(app.screen, ReviewScreen):
+                break
+            await pilot.pause(0.02)
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen) and screen.review.position == 0 and screen.review.history == []
+        assert {p: p.read_bytes() for p in (a, b, broken)} == before
+        assert {e.file.name for e in screen.review.entries} == {"a.toml", "b.toml"}
+        said = [n for n in notifications(app) if "could not be read" in n]
+        assert len(said) == 1 and said[0].startswith("1 of 3 files could not be read: not queued, left as they are.")
+        assert f"{broken}:3: corrupt session file" in said[0]
+        while screen.review.current.choice is None:  # the unresolved turns lead: nothing to accept
+            await keys(app, pilot, "n")
+        first = screen.review.current
+        await keys(app, pilot, "a")  # now the keys work, on the turn shown
+        assert screen.review.history and screen.review.history[0].file == first.file
+        await keys(app, pilot, "q")
+    assert broken.read_bytes() == before[broken]
+    assert any(label for label, _, _ in labels(first.file))
+
+
+async def test_review_of_files_none_of_which_reads_ends_with_their_reasons(tmp_path: Path) -> None:
+    from app_harness import make_app, make_config
+
+    config = make_config(tmp_path)
+    broken = tmp_path / "broken.toml"
+    broken.write_bytes(b'[session]\nid = "x"\n[[turns]\nmessage = "half')
+    app = make_app(config, review_files=[broken])
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(100):
+            if app.exit_error is not None:
+                break
+            await pilot.pause(0.02)
+    assert app.return_code == 2 and str(app.exit_error).startswith(f"{broken}:3: corrupt session file")
+    assert broken.read_bytes() == b'[session]\nid = "x"\n[[turns]\nmessage = "half'

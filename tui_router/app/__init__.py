@@ -142,12 +142,16 @@ def run_replay(config: Config, session_path: str | Path, command_line: CommandLi
     return app.return_code or 0
 
 
-def run_review(config: Config, review, command_line: CommandLine | None = None) -> int:
-    """Open the console on the review queue (tui_router.review.Review); quitting it leaves."""
+def run_review(config: Config, files: list[Path], command_line: CommandLine | None = None) -> int:
+    """Open the console on the review queue of these session files; quitting it leaves. The files
+    are read after the first frame, in a worker; when not one of them reads, the console ends with
+    their problems (SessionError, exit 2)."""
     check_terminal()
     from .app import RouterConsole
 
-    app = RouterConsole(config, review=review, command_line=command_line)
+    app = RouterConsole(config, review_files=list(files), command_line=command_line)
     harden_terminal_input()
     app.run()
+    if app.exit_error is not None:
+        raise app.exit_error
     return app.return_code or 0

@@ -32,7 +32,7 @@ from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
 from ..decide import BACKEND_NAMES
-from ..errors import UserError
+from ..errors import SessionError, UserError
 from ..session import Session, Turn, TurnDecision, is_live_file, load_session, looks_like_catalog_file, new_session_id
 from ..storage import claim_session_file, release_session_file
 from ..textsafe import visible
@@ -46,9 +46,11 @@ from .messages import (
     DecisionReady,
     FallbackFinished,
     FallbackOutput,
+    FilesReadProgress,
     LabelChanged,
     LoadProgress,
     OutcomeRecorded,
+    ReviewFilesRead,
     ReviewQueueRead,
     RouterReady,
     SessionSaved,
@@ -147,8 +149,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         review: Review | None = None,
         command_line: Callable[[Config], Config] | None = None,
         notice: str | None = None,
+        review_files: list[Path] | None = None,
     ) -> None:
         super().__init__()
+        # `tui-router review FILES`: read in a worker after the first frame (the queue opens then)
+        self._review_files = review_files
+        self.exit_error: UserError | None = None  # why the console ended at once (exit 2): said after it closes
         self._notice_on_mount = notice  # said once drawn (e.g. why a live file is followed, not opened)
         # --catalog/--backend/--base-url given at start: `config: reload` applies them to the file again
         self._command_line = command_line
@@ -262,6 +268,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             from .screens.review import ReviewScreen
 
             self.push_screen(ReviewScreen(self.review, quit_on_close=True))
+        if self._review_files is not None:
+            from .screens.review import ReviewReadingScreen
+
+            self.push_screen(ReviewReadingScreen(len(self._review_files)))
+            self.call_after_refresh(self._read_review_files, self._review_files)
         if self._notice_on_mount:
             self.notify(self._notice_on_mount, timeout=12, markup=False)
         if self._follow_on_mount is not None:
@@ -1371,7 +1382,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     @work(thread=True, exclusive=True, group="review-read", exit_on_error=False)
     def _read_review_queue(self, folder: Path, current: Path | None, own: Session | None, snap=None) -> None:
         from ..gcpause import gc_paused
-        from ..review import Review, reviewer_name
+        from ..review import Review, read_sessions, reviewer_name
 
         if snap is not None:
             try:
@@ -1384,16 +1395,71 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 return
         # full collections in this thread hold the GIL 100-300 ms each while a big folder is read
         with gc_paused():
-            try:
-                files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
-                sessions = [load_session(f) for f in files]
-            except UserError as exc:
-                self.post_message(ReviewQueueRead(problem=exc.lines()))
-                return
+            files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
+            # a file that does not read is said and left out (before, one such file closed the queue)
+            sessions, unread = read_sessions(files)
             if own is not None:
                 sessions.insert(0, own)  # labelled in memory; the console writes its own (locked) file
             review = Review(sessions, reviewer=reviewer_name(self.config), own=own)
-        self.post_message(ReviewQueueRead(review, own))
+        self.post_message(ReviewQueueRead(review, own, unread=unread))
+
+    @work(thread=True, exclusive=True, group="review-files", exit_on_error=False)
+    def _read_review_files(self, files: list[Path]) -> None:
+        """`tui-router review FILES`: 50 files of 20,000 turns took a second before the first frame."""
+        from ..gcpause import gc_paused
+        from ..review import Review, read_sessions, reviewer_name
+
+        drawn = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done == total or now - drawn[0] >= 0.1:
+                drawn[0] = now
+                self.post_message(FilesReadProgress(done, total))
+
+        with gc_paused():
+            sessions, problems = read_sessions(files, progress)
+            review = Review(sessions, reviewer=reviewer_name(self.config))
+        self.post_message(ReviewFilesRead(review, problems))
+
+    def on_files_read_progress(self, message: FilesReadProgress) -> None:
+        from .screens.review import ReviewReadingScreen
+
+        if isinstance(self.screen, ReviewReadingScreen):
+            self.screen.progress(message.done)
+
+    def on_review_files_read(self, message: ReviewFilesRead) -> None:
+        from .screens.review import ReviewReadingScreen, ReviewScreen
+
+        review, problems = message.review, message.problems
+        if not review.sessions and problems:
+            # not one file read: the console ends as it did when the files were read before it
+            # drew, with the reasons on stderr and exit 2 (every file left as it is)
+            lines = [line for lines in problems for line in lines]
+            self.exit_error = SessionError(lines[0], problems=lines)
+            self.exit(return_code=2)
+            return
+        self.review = review
+        screen = ReviewScreen(review, quit_on_close=True)
+        if isinstance(self.screen, ReviewReadingScreen):
+            self.switch_screen(screen)
+        else:  # a dialog opened over the loading screen (F1): the queue goes under it
+            self.push_screen(screen)
+        self._say_unread(problems, len(review.sessions))
+
+    def _say_unread(self, problems: list[list[str]], read: int) -> None:
+        """Files the review queue could not read: said once, in one notification; not queued and
+        left as they are."""
+        if not problems:
+            return
+        shown = [lines[0] for lines in problems[:6]] + ([f"... and {len(problems) - 6} more"] if len(problems) > 6 else [])
+        self.notify(
+            "\n".join([f"{len(problems)} of {len(problems) + read} files could not be read: not queued, left as they are.", *shown]),
+            title="Review queue",
+            severity="warning",
+            timeout=20,
+            markup=False,
+        )
 
     def on_review_queue_read(self, message: ReviewQueueRead) -> None:
         from .screens.review import ReviewScreen
@@ -1409,6 +1475,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.notify("Another session was opened while the review queue was read: open the queue again.", severity="warning", markup=False)
             return
         self.push_screen(ReviewScreen(message.review))
+        self._say_unread(message.unread, len(message.review.sessions))
 
     def action_what_if(self) -> None:
         if not self.session.turns:  # as replay says: the dialog spoke of "hand-written cases"
