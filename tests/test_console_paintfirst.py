@@ -88,10 +88,13 @@ class Gate:
 
         self.open = threading.Event()
         self.reads = 0
+        self.threads: list[str] = []
 
         def held(path):  # noqa: ANN001, ANN202
             self.reads += 1
-            assert self.open.wait(20), "the gate was never opened"
+            self.threads.append(threading.current_thread().name)
+            if threading.current_thread() is not threading.main_thread():  # the UI thread never waits here
+                assert self.open.wait(20), "the gate was never opened"
             return load_session(path)
 
         monkeypatch.setattr(f"{module}.load_session", held)
@@ -158,3 +161,100 @@ async def test_review_of_files_none_of_which_reads_ends_with_their_reasons(tmp_p
             await pilot.pause(0.02)
     assert app.return_code == 2 and str(app.exit_error).startswith(f"{broken}:3: corrupt session file")
     assert broken.read_bytes() == b'[session]\nid = "x"\n[[turns]\nmessage = "half'
+
+
+# -- `tui-router open FILE` and an open from inside the console -------------------------------------
+
+
+async def wait_for(pilot, condition, what: str) -> None:  # noqa: ANN001
+    for _ in range(150):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"never: {what}")
+
+
+async def test_open_at_start_paints_first_and_what_is_typed_meanwhile_waits_for_the_session(tmp_path: Path, monkeypatch) -> None:
+    import threading
+
+    from app_harness import AGENDA, make_app, make_config, screen_text
+    from test_lock_cleanup import recorded
+
+    from tui_router.app.widgets.message_input import MessageInput
+    from tui_router.storage import claim_session_file
+
+    config = make_config(tmp_path)
+    path = recorded(tmp_path / "kept.toml", "first turn", "second turn")
+    claim_session_file(path)  # as run_console does before the console opens
+    gate = Gate(monkeypatch, "tui_router.app.app")
+    app = make_app(config, open_path=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: "Reading" in screen_text(app), "the first frame")
+        assert app.session.turns == [] and "reading" in screen_text(app)
+        box = app.query_one("#message", MessageInput)
+        box.value = AGENDA
+        await pilot.press("enter")  # sent while the file is read: waits for it
+        await pilot.press("escape", "a", "x", "u")  # the log's label keys: off until the session is there
+        await pilot.pause()
+        assert app.session.turns == [] and app.session.path is None
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "session: save as" not in titles and "label: accept choice" not in titles and "view: help" in titles
+        gate.open.set()
+        await wait_for(pilot, lambda: app.session.path == path, "the session read")
+        await settle(app, pilot)
+        assert [t.message for t in app.session.turns] == ["first turn", "second turn", AGENDA]
+        assert app.session.turns[2].decision is not None and app.session.turns[2].decision.choice == "list_events"
+        assert [t.label for t in app.session.turns[:2]] == ["list_events", "list_events"]  # no key acted on them
+        assert "session: save as" in [c.title for c in app.get_system_commands(app.screen)]
+        assert [n for n in notifications(app) if n.startswith("Still reading")] == [f"Still reading {path}: the message is added to it and routed once it is open."]
+    assert gate.threads and threading.main_thread().name not in gate.threads
+    assert path.read_text(encoding="utf-8").count("[[turns]]") == 3
+
+
+async def test_open_at_start_of_a_file_that_does_not_read_ends_with_the_readers_sentence(tmp_path: Path) -> None:
+    from app_harness import make_app, make_config
+
+    from tui_router.storage import claim_session_file
+
+    config = make_config(tmp_path)
+    corrupt = tmp_path / "broken.toml"
+    original = b'[session]\nid = "x"\n[[turns]\nmessage = "half'
+    corrupt.write_bytes(original)
+    claim_session_file(corrupt)
+    app = make_app(config, open_path=corrupt)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.exit_error is not None, "the console ends")
+    assert app.return_code == 2 and str(app.exit_error).startswith(f"{corrupt}:3: corrupt session file, not valid TOML")
+    assert corrupt.read_bytes() == original and not (tmp_path / f".{corrupt.name}.lock").exists()
+
+
+async def test_a_session_opened_from_the_console_is_read_off_the_ui_thread(tmp_path: Path, monkeypatch) -> None:
+    import threading
+
+    from app_harness import AGENDA, make_app, make_config, submit
+    from test_lock_cleanup import recorded
+
+    from tui_router.app.widgets.message_input import MessageInput
+
+    config = make_config(tmp_path)
+    other = recorded(tmp_path / "other.toml", "other one", "other two")
+    gate = Gate(monkeypatch, "tui_router.app.app")
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        mine = app.session.path
+        app.open_session_file(str(other))  # returns at once; the console goes on meanwhile
+        await pilot.pause()
+        assert gate.threads and threading.main_thread().name not in gate.threads  # before: read on the UI thread
+        assert app.session.path == mine
+        box = app.query_one("#message", MessageInput)
+        box.value = "remind me to call the dentist tomorrow"
+        await pilot.press("enter")  # still this session's (settle would wait for the held read)
+        await wait_for(pilot, lambda: len(app.session.turns) == 2 and app.session.turns[1].decision is not None, "the turn routed")
+        gate.open.set()
+        await wait_for(pilot, lambda: app.session.path == other, "the switch")
+        await settle(app, pilot)
+        assert [t.message for t in app.session.turns] == ["other one", "other two"]
+        assert notifications(app)[-1] == f"Opened {other} (2 turns)."
+    assert mine.read_text(encoding="utf-8").count("[[turns]]") == 2  # the turn sent meanwhile was saved

@@ -53,6 +53,7 @@ from .messages import (
     ReviewFilesRead,
     ReviewQueueRead,
     RouterReady,
+    SessionRead,
     SessionSaved,
     TurnSubmitted,
 )
@@ -85,6 +86,14 @@ QUIT_BEFORE_DECISION = "the console quit before the decision arrived"
 PREPARE_TURNS = 100  # from this many turns an opened session formats its file text in a worker (workspace.prepare_texts)
 
 
+
+# what acts on the session's turns: off (greyed in the footer, left out of the palette) while the
+# session `tui-router open FILE` names is still being read, so no key acts on a half-opened console
+SESSION_ACTIONS = frozenset({
+    "label_accept", "label_pick", "label_clear", "label_undo", "fallback", "cancel_fallback", "confirm_turn",
+    "save_as", "build_arguments", "arguments_accept", "arguments_edit", "open_file", "new_session", "follow_file",
+    "replay_session", "what_if", "review_queue",
+})
 
 # how often the console looks whether the catalog file was edited (one stat call)
 CATALOG_POLL_SECONDS = 1.0
@@ -150,8 +159,16 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         command_line: Callable[[Config], Config] | None = None,
         notice: str | None = None,
         review_files: list[Path] | None = None,
+        open_path: Path | None = None,
     ) -> None:
         super().__init__()
+        # `tui-router open FILE`: the file (claimed already) is read in a worker after the first
+        # frame; meanwhile the session actions are off and messages sent wait for it (_held)
+        self._opening: Path | None = open_path
+        self._held: list[str] = []
+        # an open from inside the console, read in a worker: (its number, path, already the session's)
+        self._open_request: tuple[int, Path, bool] | None = None
+        self._open_count = 0
         # `tui-router review FILES`: read in a worker after the first frame (the queue opens then)
         self._review_files = review_files
         self.exit_error: UserError | None = None  # why the console ended at once (exit 2): said after it closes
@@ -275,7 +292,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.call_after_refresh(self._read_review_files, self._review_files)
         if self._notice_on_mount:
             self.notify(self._notice_on_mount, timeout=12, markup=False)
-        if self._follow_on_mount is not None:
+        if self._opening is not None:
+            self.call_after_refresh(self._read_session_file, self._opening, 0)
+        elif self._follow_on_mount is not None:
             self.follow_file(self._follow_on_mount)
         if not self.is_headless:
             self._handle_termination_signals()
@@ -356,6 +375,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             )
         else:
             fields.update(catalog=str(self.config.catalog), backend=self.config.backend)
+        if self._opening is not None:  # the file named, not the new session that stands in until it is read
+            fields.update(session=display_path(self._opening), saved=True, mode="reading")
         fields.update(extra)
         self.query_one("#status", StatusLine).set(**fields)
 
@@ -420,15 +441,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._teach([turn])
         return result
 
-    def on_router_ready(self, message: RouterReady) -> None:
-        old, self.router = self.router, message.router
-        self._teach(self.session.turns)  # a reopened session's labels count from the start
-        self.config = message.router.config
-        self._apply_config_theme(self.config)  # `config: reload` after adding the theme line
-        self.workspace.sessions_dir = self.config.sessions_path
-        self._router_error = ""
-        self._router_ready.set()
-        self._catalog_pending = self._catalog_said = None  # a catalog that loads: its next problem is news
+    def _session_meets_catalog(self) -> None:
+        """The session's facts checked against the catalog in use (at each load, and when the
+        session opened at start has been read)."""
+        assert self.router is not None
         catalog = self.router.catalog
         info = self.session.session
         if info.catalog is None:
@@ -443,9 +459,23 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             )
         else:
             self._note_missing_options(catalog)
+
+    def on_router_ready(self, message: RouterReady) -> None:
+        old, self.router = self.router, message.router
+        self._teach(self.session.turns)  # a reopened session's labels count from the start
+        self.config = message.router.config
+        self._apply_config_theme(self.config)  # `config: reload` after adding the theme line
+        self.workspace.sessions_dir = self.config.sessions_path
+        self._router_error = ""
+        self._router_ready.set()
+        self._catalog_pending = self._catalog_said = None  # a catalog that loads: its next problem is news
+        catalog = self.router.catalog
+        if self._opening is None:  # else when the session is read (_session_opened)
+            self._session_meets_catalog()
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
-        self._prepare_saving()  # after start-up's work, not competing with the first frame for the GIL
+        if self._opening is None:
+            self._prepare_saving()  # after start-up's work, not competing with the first frame for the GIL
         self.show_turn(self.log_table.selected_index)
         if catalog.warnings and self._catalog_warned != (catalog.path, catalog.warnings):
             # an unknown field is ignored: say so once per catalog (a backend switch would repeat it)
@@ -475,6 +505,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     # ------------------------------------------------------------------ turns
     def on_turn_submitted(self, message: TurnSubmitted) -> None:
+        if self._opening is not None:  # added to the session being read, once it is there
+            if not self._held:
+                self.notify(f"Still reading {display_path(self._opening)}: the message is added to it and routed once it is open.", markup=False)
+            self._held.append(message.message)
+            return
         with self.batch_update():
             self._turn_submitted(message)
 
@@ -712,7 +747,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             distribution.show(None)
             for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
                 pane.border_subtitle = ""  # no "turn 5" left from the session before
-            detail.set_content(Content.styled("Type a user message below and press Enter. Press F1 for help.", "$text-muted"))
+            detail.set_content(Content.styled(
+                f"Reading {display_path(self._opening)}…  Type meanwhile: a message sent is added to it once it is open."
+                if self._opening is not None
+                else "Type a user message below and press Enter. Press F1 for help.",
+                "$text-muted",
+            ))
             return
         turn = turns[index]
         none_option = self.router.catalog.none_option if self.router else "defer_to_llm"
@@ -973,6 +1013,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.workers.cancel_group(self, "fallback")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self._opening is not None and action in SESSION_ACTIONS:
+            return None  # shown greyed: the session is still being read
         if action == "cancel_fallback":
             return self.workspace.fallback_turn is not None
         if action in ("toggle_catalog", "save_as"):
@@ -1110,6 +1152,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return None
 
     def open_session_file(self, value: str) -> None:
+        """Claim the file now, read it in a worker (5,000 turns took a second of the UI thread),
+        then switch to it; the session in use stays usable meanwhile and is saved before the switch."""
         path = self._path_from_prompt(value)
         if path is None:
             return
@@ -1120,16 +1164,83 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         try:
             if path.is_file() and not looks_like_catalog_file(path):  # (a catalog: the reader refuses it)
                 claim_session_file(path)  # a file another console writes is refused, before it is read
-            session = load_session(path)
+            else:
+                load_session(path)  # no such file, a folder, a catalog: the reader's sentence at once
         except UserError as exc:
             if not already:
                 release_session_file(path)
             self.notify("\n".join(exc.lines()), title="Cannot open", severity="error", timeout=10, markup=False)
             return
+        previous = self._open_request
+        if previous is not None and not previous[2] and previous[1].resolve() != path.resolve():
+            release_session_file(previous[1])  # asked for before and not read yet: dropped when it comes
+        self._open_count += 1
+        self._open_request = (self._open_count, path, already)
+        self._update_status(loading=f"reading {shorten(path.name, 40)}…")
+        self._read_session_file(path, self._open_count)
+
+    @work(thread=True, group="open-session", exit_on_error=False)
+    def _read_session_file(self, path: Path, request: int) -> None:
+        """Request 0: the file `tui-router open FILE` named; others: open_session_file's."""
+        from ..gcpause import gc_paused
+
+        try:
+            with gc_paused():  # gcpause.py: a session of months of turns reads in half the time
+                session = load_session(path)
+        except UserError as exc:
+            self.post_message(SessionRead(path, request, None, exc.lines()))
+            return
+        self.post_message(SessionRead(path, request, session))
+
+    def on_session_read(self, message: SessionRead) -> None:
+        if message.request == 0:
+            self._opened_at_start(message)
+            return
+        request = self._open_request
+        if request is None or request[0] != message.request:
+            return  # another file was asked for since (this one was let go then)
+        self._open_request = None
+        _, path, already = request
+        self._update_status(**({"loading": ""} if self.router is not None else {}))
+        if message.problem is not None:
+            if not already:
+                release_session_file(path)
+            self.notify("\n".join(message.problem), title="Cannot open", severity="error", timeout=10, markup=False)
+            return
+        session = message.session
+        assert session is not None
         if self.save_now() and self.switch_session(session):
             self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
         elif not already:
             release_session_file(path)
+
+    def _opened_at_start(self, message: SessionRead) -> None:
+        if message.problem is not None:
+            # as when it was read before the console drew: the reader's sentence on stderr, exit 2,
+            # the file untouched (its lock goes at unmount)
+            self.exit_error = SessionError(message.problem[0], problems=message.problem)
+            self.exit(return_code=2)
+            return
+        session = message.session
+        assert session is not None
+        self.workspace.switch(session)  # the stand-in: no file, no turns
+        self._opening = None
+        with self.batch_update():
+            self.log_table.set_turns(session.turns)
+            if session.turns:
+                self.log_table.select(len(session.turns) - 1)
+            self.show_turn(self.log_table.selected_index)
+            if self.router is not None:
+                self._teach(session.turns)
+                self._session_meets_catalog()
+                self._prepare_saving()
+            self._update_status()
+        self.refresh_bindings()
+        held, self._held = self._held, []
+        for text in held:  # sent while it was read: added now, in order
+            self.on_turn_submitted(TurnSubmitted(text))
+        if self._follow_on_mount is not None:
+            self.follow_file(self._follow_on_mount)
 
     def open_live_file(self, path: Path) -> None:
         """A live file is the MCP server's recording and the console never writes it: opening one
@@ -1604,6 +1715,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     async def on_unmount(self) -> None:
         self.workspace.close()  # the lock goes, and its .lock file with it (storage.py)
+        release_session_file(self._opening)  # quit before the file named at start was read
+        if self._open_request is not None and not self._open_request[2]:
+            release_session_file(self._open_request[1])
         if self.router is not None:
             try:
                 await self.router.aclose()  # e.g. the HTTP client of a systemone backend
@@ -1611,7 +1725,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 pass
 
     # ------------------------------------------------------------------ command palette
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def _system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("turn: route a message", "Focus the message box (i in the Decision log)", self.action_focus_input)
         yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn (enter on its row)", self.action_confirm_turn)
         yield SystemCommand("turn: send to fallback", "Run the fallback LLM command on the selected turn (f)", self.action_fallback)
@@ -1642,6 +1756,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         yield SystemCommand("app: quit", "Quit; everything is saved (q)", self.action_quit)
         # Textual's own Quit and Keys would sit beside ours ("app: quit", "view: help"): left out
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for command in self._system_commands(screen):
+            name = getattr(command.callback, "__name__", "").removeprefix("action_")
+            if self._opening is None or name not in SESSION_ACTIONS:
+                yield command
 
 
 def config_location(config: Config) -> str:

@@ -158,3 +158,14 @@ class ReviewFilesRead(Message):
         super().__init__()
         self.review = review  # tui_router.review.Review over the files that read
         self.problems = problems  # for each file that did not, why (the file is left as it is)
+
+
+class SessionRead(Message):
+    """A session file was read in a worker (`tui-router open FILE`, or an open from the console)."""
+
+    def __init__(self, path: Path, request: int, session: Any, problem: list[str] | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.request = request  # 0: the file named at start; else which open it answers
+        self.session = session  # tui_router.session.Session, None when it could not be read
+        self.problem = problem
