@@ -277,7 +277,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.set_interval(CATALOG_POLL_SECONDS, self._check_catalog_file)  # an edit saved to the catalog reloads it
         if self._injected_router is not None:
             self.post_message(RouterReady(self._injected_router))
-        else:
+        elif self._review_files is None:  # (review FILES: once they are read, not competing with the read)
             self.call_after_refresh(self.load_router, self.config)
         if self.replay_session is not None:
             self.open_replay(self.replay_session, quit_on_close=True)
@@ -1551,6 +1551,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.exit(return_code=2)
             return
         self.review = review
+        if self._injected_router is None and self.router is None:
+            self.load_router(self.config)  # the queue is drawn first; the panes take the catalog when it comes
         screen = ReviewScreen(review, quit_on_close=True)
         if isinstance(self.screen, ReviewReadingScreen):
             self.switch_screen(screen)
