@@ -1524,7 +1524,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
         def progress(done: int, total: int) -> None:
             now = time.monotonic()
-            if done == total or now - drawn[0] >= 0.1:
+            if done == total or now - drawn[0] >= 0.25:
                 drawn[0] = now
                 self.post_message(FilesReadProgress(done, total))
 

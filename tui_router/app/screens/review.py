@@ -386,7 +386,7 @@ class ReviewReadingScreen(Screen[None]):
 
     DEFAULT_CSS = """
     ReviewReadingScreen { align: center middle; }
-    #review-reading { width: 76; max-width: 100%; height: auto; padding: 1 2; border: round $primary; }
+    #review-reading { width: 76; max-width: 100%; height: 6; padding: 1 2; border: round $primary; }
     """
     BINDINGS = [Binding("escape,q", "app.quit", "Quit", id="review.reading.quit", tooltip="Leave; nothing was changed")]
 
