@@ -181,6 +181,7 @@ async def test_open_at_start_paints_first_and_what_is_typed_meanwhile_waits_for_
     from test_lock_cleanup import recorded
 
     from tui_router.app.widgets.message_input import MessageInput
+    from tui_router.app.widgets.status import StatusLine
     from tui_router.storage import claim_session_file
 
     config = make_config(tmp_path)
@@ -206,6 +207,8 @@ async def test_open_at_start_paints_first_and_what_is_typed_meanwhile_waits_for_
         assert app.session.turns[2].decision is not None and app.session.turns[2].decision.choice == "list_events"
         assert [t.label for t in app.session.turns[:2]] == ["list_events", "list_events"]  # no key acted on them
         assert "session: save as" in [c.title for c in app.get_system_commands(app.screen)]
+        assert app.query_one(StatusLine).status.mode == ""  # "reading" stayed on the status line after it
+        assert app.query_one(StatusLine).status.session == str(path)
         assert [n for n in notifications(app) if n.startswith("Still reading")] == [f"Still reading {path}: the message is added to it and routed once it is open."]
     assert gate.threads and threading.main_thread().name not in gate.threads
     assert path.read_text(encoding="utf-8").count("[[turns]]") == 3

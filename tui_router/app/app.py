@@ -377,6 +377,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             fields.update(catalog=str(self.config.catalog), backend=self.config.backend)
         if self._opening is not None:  # the file named, not the new session that stands in until it is read
             fields.update(session=display_path(self._opening), saved=True, mode="reading")
+        else:
+            fields.update(mode="")
         fields.update(extra)
         self.query_one("#status", StatusLine).set(**fields)
 
