@@ -261,3 +261,29 @@ async def test_a_session_opened_from_the_console_is_read_off_the_ui_thread(tmp_p
         assert [t.message for t in app.session.turns] == ["other one", "other two"]
         assert notifications(app)[-1] == f"Opened {other} (2 turns)."
     assert mine.read_text(encoding="utf-8").count("[[turns]]") == 2  # the turn sent meanwhile was saved
+
+
+async def test_reopening_the_sessions_own_file_while_a_turn_is_added_keeps_the_turn(tmp_path: Path, monkeypatch) -> None:
+    from app_harness import AGENDA, REMINDER, make_app, make_config, submit
+
+    from tui_router.app.widgets.message_input import MessageInput
+
+    config = make_config(tmp_path)
+    gate = Gate(monkeypatch, "tui_router.app.app")
+    app = make_app(config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        mine = app.session.path
+        app.open_session_file(str(mine))  # read back from disk, in a worker
+        await pilot.pause()
+        box = app.query_one("#message", MessageInput)
+        box.value = REMINDER
+        await pilot.press("enter")  # added while the file is read: that read is stale
+        await wait_for(pilot, lambda: len(app.session.turns) == 2 and app.session.turns[1].decision is not None, "the turn routed")
+        gate.open.set()
+        await wait_for(pilot, lambda: app._open_request is None, "the open done")
+        await settle(app, pilot)
+        assert [t.message for t in app.session.turns] == [AGENDA, REMINDER] and app.session.path == mine
+        assert gate.reads == 2  # read again after the change
+    assert mine.read_text(encoding="utf-8").count("[[turns]]") == 2

@@ -166,8 +166,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         # frame; meanwhile the session actions are off and messages sent wait for it (_held)
         self._opening: Path | None = open_path
         self._held: list[str] = []
-        # an open from inside the console, read in a worker: (its number, path, already the session's)
-        self._open_request: tuple[int, Path, bool] | None = None
+        # an open from inside the console, read in a worker: (its number, path, already the session's,
+        # workspace.changes when asked: a change since to the session's own file means a stale read,
+        # the session then in use: another one since means the open was overtaken)
+        self._open_request: tuple[int, Path, bool, int, Session] | None = None
         self._open_count = 0
         # `tui-router review FILES`: read in a worker after the first frame (the queue opens then)
         self._review_files = review_files
@@ -1173,11 +1175,13 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 release_session_file(path)
             self.notify("\n".join(exc.lines()), title="Cannot open", severity="error", timeout=10, markup=False)
             return
+        if already and not self.save_now():  # the file in use: read back what is on screen
+            return
         previous = self._open_request
         if previous is not None and not previous[2] and previous[1].resolve() != path.resolve():
             release_session_file(previous[1])  # asked for before and not read yet: dropped when it comes
         self._open_count += 1
-        self._open_request = (self._open_count, path, already)
+        self._open_request = (self._open_count, path, already, self.workspace.changes, self.session)
         self._update_status(loading=f"reading {shorten(path.name, 40)}…")
         self._read_session_file(path, self._open_count)
 
@@ -1202,7 +1206,16 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         if request is None or request[0] != message.request:
             return  # another file was asked for since (this one was let go then)
         self._open_request = None
-        _, path, already = request
+        _, path, already, changes, then = request
+        if then is not self.session:  # a new session (or a followed file) was started meanwhile: it stays
+            if not already and (self.session.path is None or self.session.path.resolve() != path.resolve()):
+                release_session_file(path)
+            self._update_status(**({"loading": ""} if self.router is not None else {}))
+            self.notify(f"{display_path(path)} was not opened: another session was started while it was read.", severity="warning", markup=False)
+            return
+        if already and message.problem is None and self.workspace.changes != changes:
+            self.open_session_file(str(path))  # turns added to it while it was read: read it again
+            return
         self._update_status(**({"loading": ""} if self.router is not None else {}))
         if message.problem is not None:
             if not already:
