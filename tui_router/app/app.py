@@ -474,7 +474,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._router_ready.set()
         self._catalog_pending = self._catalog_said = None  # a catalog that loads: its next problem is news
         catalog = self.router.catalog
-        if self._opening is None:  # else when the session is read (_session_opened)
+        if self._opening is None:  # else once the session is read (_opened_at_start)
             self._session_meets_catalog()
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
