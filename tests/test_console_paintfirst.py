@@ -5,6 +5,7 @@ catalog's place). Real Textual app via Pilot, real files."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from app_harness import notifications, settle
@@ -287,3 +288,57 @@ async def test_reopening_the_sessions_own_file_while_a_turn_is_added_keeps_the_t
         assert [t.message for t in app.session.turns] == [AGENDA, REMINDER] and app.session.path == mine
         assert gate.reads == 2  # read again after the change
     assert mine.read_text(encoding="utf-8").count("[[turns]]") == 2
+
+
+# -- as a person runs them: real processes on a pty at 80x24 -----------------------------------------
+
+
+def test_review_and_open_in_a_real_terminal_draw_first_and_lose_nothing(tmp_path: Path) -> None:
+    import sys
+
+    from app_harness import AGENDA, write_catalog
+    from test_app_review import two_files
+    from test_console_e2e import Terminal
+    from test_lock_cleanup import recorded
+
+    catalog = write_catalog(tmp_path)
+    (tmp_path / "tui-router.toml").write_text(
+        f'catalog = "{catalog}"\nbackend = "local"\nsessions_dir = "sessions"\n[policy]\nhigh = 1.0\nmedium = 1.0\n', encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("TUI_ROUTER_CONFIG", "TEXTUAL", "NO_COLOR")}
+    env.update(TERM="xterm-256color", TUI_ROUTER_CONFIG=str(tmp_path / "tui-router.toml"))
+    folder = tmp_path / "folder"
+    two_files(folder)
+    broken = folder / "broken.toml"
+    broken.write_bytes(b'[session]\nid = "x"\n[[turns]\nmessage = "half')
+
+    term = Terminal([sys.executable, "-m", "tui_router", "review", str(folder)], env, tmp_path, size=(80, 24))
+    try:
+        term.wait_for("Reading 3 session files")
+        term.wait_for("1 of 3 files could not be read")
+        term.wait_for("remaining")
+        term.send("q")
+        assert term.process.wait(15) == 0
+    finally:
+        term.close()
+    assert broken.read_bytes() == b'[session]\nid = "x"\n[[turns]\nmessage = "half'
+
+    term = Terminal([sys.executable, "-m", "tui_router", "review", str(broken)], env, tmp_path, size=(80, 24))
+    try:
+        term.wait_for("corrupt session file")
+        assert term.process.wait(15) == 2
+        assert f"tui-router: {broken}:3: corrupt session file" in term.text().replace("\r\n", "")
+    finally:
+        term.close()
+
+    path = recorded(tmp_path / "sessions" / "kept.toml", "first turn")
+    term = Terminal([sys.executable, "-m", "tui_router", "open", str(path)], env, tmp_path, size=(80, 24))
+    try:
+        term.send(AGENDA + "\r")  # typed at once, while the file may still be read
+        deadline = time.monotonic() + 20
+        while path.read_text(encoding="utf-8").count("[[turns]]") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        text = path.read_text(encoding="utf-8")
+        assert text.count("[[turns]]") == 2 and "first turn" in text and AGENDA in text
+    finally:
+        term.close()
