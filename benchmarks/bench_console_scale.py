@@ -13,12 +13,15 @@ Each figure is a median over --runs, and each comes with the event-loop stalls s
 a key). On a machine shared with other jobs the worst stall includes the time the process waited
 for a CPU: read the medians, and compare runs made together (`--base DIR` below).
 
-- open: `tui-router open big.toml` as a fresh process, spawn to the first full frame (the log drawn).
+- open: `tui-router open big.toml` as a fresh process, spawn to the first full frame, to the session
+  read and shown (this tree reads it after the first frame; an older one before) and to the router ready.
 - label: `a` on a turn in the middle of the 5,000, until its autosave is on disk; then `u` (undo).
 - filter: one keystroke in the Catalog pane's filter over 10,000 tools, until the list is painted.
 - picker: `l` (the label picker over 10,000 options) until painted, then one keystroke in its filter.
-- review: `tui-router review FOLDER` (50 files) to the queue painted, then `1` (label, written to
-  its file) and `u` (undo); the palette's review queue over the same folder from the console.
+- review: `tui-router review FOLDER` (50 files) to the first frame (this tree: "Reading 50 session
+  files…"; an older one read the folder first, so its first frame was the queue) and to the queue
+  painted, then `1` (label, written to its file) and `u` (undo); the palette's review queue over the
+  same folder from the console.
 - save: in the 5,000-turn session just labelled, the palette's review queue (it saves the session
   first) and `save as`, each to painted.
 - whatif: the what-if dialog over the 5,000-turn session.
@@ -103,29 +106,63 @@ def config_for(catalog: Path, backend: str, sessions: Path):
 
 
 # -- open: a fresh process ------------------------------------------------------------------
+def paints_first() -> bool:
+    """This tree's console reads `open FILE` and `review FILES` after its first frame (an older
+    tree, run with --base, read them before it started)."""
+    import inspect
+
+    from tui_router.app.app import RouterConsole
+
+    return "open_path" in inspect.signature(RouterConsole.__init__).parameters
+
+
 def child(big: str, catalog: str) -> None:
+    """What `tui-router open big.toml` does after the command line: the file claimed, the console
+    run; marks when the first frame, the session read and the router ready were painted."""
     from tui_router.app.app import RouterConsole
     from tui_router.session import load_session
+    from tui_router.storage import claim_session_file
 
     marks: dict[str, float] = {}
+    later = paints_first()
 
     class Timed(RouterConsole):
+        def _maybe_done(self) -> None:
+            if "router_ready" in marks and "loaded" in marks:
+                self.exit()
+
         def on_mount(self) -> None:
-            self.call_after_refresh(lambda: marks.setdefault("first_frame", time.time()))
+            def drawn() -> None:
+                marks.setdefault("first_frame", time.time())
+                if not later:  # read before the console started: the first frame shows it
+                    marks["loaded"] = marks["first_frame"]
+                    self._maybe_done()
+
+            self.call_after_refresh(drawn)
+
+        def on_session_read(self, message) -> None:
+            def done() -> None:
+                marks["loaded"] = time.time()
+                self._maybe_done()
+
+            self.call_after_refresh(done)
 
         def on_router_ready(self, message) -> None:
             def done() -> None:
                 marks["router_ready"] = time.time()
-                self.exit()
+                self._maybe_done()
 
             self.call_after_refresh(done)
 
     sessions = tempfile.mkdtemp(prefix="bench-scale-")
     copy = Path(sessions) / "big.toml"
     shutil.copy(big, copy)
-    session = load_session(copy)
-    marks["loaded"] = time.time()
-    Timed(config_for(Path(catalog), "local", Path(sessions)), session=session).run(headless=True, size=SIZE)
+    claim_session_file(copy)
+    config = config_for(Path(catalog), "local", Path(sessions))
+    if later:
+        Timed(config, open_path=copy).run(headless=True, size=SIZE)
+    else:
+        Timed(config, session=load_session(copy)).run(headless=True, size=SIZE)
     print(json.dumps({"start": _CHILD_START, **marks}))
 
 
@@ -144,7 +181,21 @@ def bench_open(paths: dict[str, Path], runs: int) -> dict[str, float]:
         loads.append(marks["loaded"] - spawned)
         frames.append(marks["first_frame"] - spawned)
         readies.append(marks["router_ready"] - spawned)
-    return {"open_first_frame_s": statistics.median(frames), "open_session_read_s": statistics.median(loads), "open_router_ready_s": statistics.median(readies)}
+    return {"open_first_frame_s": statistics.median(frames), "open_session_shown_s": statistics.median(loads), "open_router_ready_s": statistics.median(readies)}
+
+
+async def _review_app(config, folder: Path):
+    """The console as `tui-router review FOLDER` opens it: this tree lists the files and reads them
+    in the console's worker; an older one read them (Review.of_files) before the console started."""
+    from tui_router.app.app import RouterConsole
+
+    if paints_first():
+        from tui_router.review import session_files
+
+        return RouterConsole(config, review_files=session_files([folder]))
+    from tui_router.review import Review
+
+    return RouterConsole(config, review=Review.of_files([folder]))
 
 
 # -- in-process measures ----------------------------------------------------------------------
@@ -294,18 +345,22 @@ async def bench_picker(paths: dict[str, Path], runs: int) -> dict[str, float]:
 
 
 async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
+    from tui_router.app.screens import review as review_screens
     from tui_router.app.screens.review import ReviewScreen
-    from tui_router.review import Review
 
-    cli, palette, stalls, keys, key_stalls = [], [], [], [], []
+    first_screens = tuple(getattr(review_screens, name) for name in ("ReviewReadingScreen", "ReviewScreen") if hasattr(review_screens, name))
+    first, cli, palette, stalls, keys, key_stalls = [], [], [], [], [], []
     for _ in range(runs):
         work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         folder = work / "folder"
         shutil.copytree(paths["folder"], folder)
         started = time.perf_counter()
-        review = Review.of_files([folder])  # what `tui-router review FOLDER` does before the app starts
-        app = await _ready_app(config_for(paths["catalog1k"], "local", work), review=review)
+        app = await _review_app(config_for(paths["catalog1k"], "local", work), folder)
         async with app.run_test(size=SIZE) as pilot:
+            while not isinstance(app.screen, first_screens):  # the loading screen, or the queue
+                await asyncio.sleep(0.002)
+            await painted(app)
+            first.append((time.perf_counter() - started) * 1000)
             while not isinstance(app.screen, ReviewScreen):
                 await asyncio.sleep(0.002)
             await painted(app)
@@ -334,7 +389,7 @@ async def bench_review(paths: dict[str, Path], runs: int) -> dict[str, float]:
                 palette.append((time.perf_counter() - started) * 1000)
                 await app.workers.wait_for_complete()
             stalls.append(probe.ms)
-    return {"review_cli_first_frame_ms": statistics.median(cli), "review_palette_ms": statistics.median(palette), "review_palette_stall_p50_ms": statistics.median(stalls), "review_palette_worst_stall_ms": max(stalls), "review_key_ms": statistics.median(keys), "review_key_stall_p50_ms": statistics.median(key_stalls)}
+    return {"review_cli_first_frame_ms": statistics.median(first), "review_cli_queue_ms": statistics.median(cli), "review_palette_ms": statistics.median(palette), "review_palette_stall_p50_ms": statistics.median(stalls), "review_palette_worst_stall_ms": max(stalls), "review_key_ms": statistics.median(keys), "review_key_stall_p50_ms": statistics.median(key_stalls)}
 
 
 

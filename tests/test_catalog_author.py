@@ -271,6 +271,8 @@ async def test_the_console_reloads_a_catalog_edited_while_it_runs(tmp_path: Path
         with contextlib.suppress(WorkerFailed):  # the load fails in its worker, as it should
             await app.workers.wait_for_complete()
         await settle(app, pilot)
+        app._check_catalog_file()  # said at the next check, the file still as read (not a save half done)
+        await settle(app, pilot)
         assert "track_order" in app.router.catalog  # the previous catalog stays in use
         assert any(f"{catalog}:8: tools[0] (id 'book_grooming'): field 'risk' unknown risk 'wirte' (did you mean 'write'?)" in n for n in notifications(app))
         # and it says what is still in use, so the error does not read as a console that stopped routing

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import getpass
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,12 +102,38 @@ def build_queue(sessions: Iterable[Session], limit: int | None = None) -> list[Q
     return entries[:limit] if limit is not None else entries
 
 
-def load_sessions(paths: Sequence[str | Path]) -> list[Session]:
+def session_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The session files named or found in folders, each once; SessionError when there is none
+    (or a name is neither a file nor a folder). Only names are read: quick, before anything is drawn."""
     files = list({f.resolve(): f for f in iter_session_files(list(paths))}.values())  # a file named twice counts once
     if not files:
         raise SessionError(f"no session files in {', '.join(str(p) for p in paths)}")
+    return files
+
+
+def load_sessions(paths: Sequence[str | Path]) -> list[Session]:
+    files = session_files(paths)
     with gc_paused():  # gcpause.py: half the time of a big folder was full collections
         return [load_session(f) for f in files]
+
+
+def read_sessions(
+    files: Sequence[Path], progress: Callable[[int, int], None] | None = None
+) -> tuple[list[Session], list[list[str]]]:
+    """Every file that reads, and the lines that say why for each file that does not (left as it
+    is; the console says them in one notification and queues the rest). `progress(done, total)`
+    after each file."""
+    sessions: list[Session] = []
+    problems: list[list[str]] = []
+    with gc_paused():  # gcpause.py: half the time of a big folder was full collections
+        for done, file in enumerate(files, 1):
+            try:
+                sessions.append(load_session(file))
+            except UserError as exc:
+                problems.append(exc.lines())
+            if progress is not None:
+                progress(done, len(files))
+    return sessions, problems
 
 
 def reviewer_name(config: Config | None = None) -> str | None:

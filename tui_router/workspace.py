@@ -149,6 +149,12 @@ class Workspace:
         return self.turns[index].decision
 
     @property
+    def changes(self) -> int:
+        """A count that moves with every snapshot taken (each change is autosaved through one): an
+        open of this session's own file read in a worker compares it to know the read is current."""
+        return self._save_seq
+
+    @property
     def saved(self) -> bool | None:
         """None: nothing to save yet; True: the file holds every change; False: a write is due."""
         if not self.turns and self.session.path is None:

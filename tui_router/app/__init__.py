@@ -79,9 +79,12 @@ def run_console(
     add the turns a live session file receives as they arrive. `command_line` applies the command
     line's options to a config file the console reloads.
 
-    A session file that cannot be read raises SessionError before anything is drawn (the file is
-    left untouched).
+    The session file is claimed here and read by the console after its first frame (5,000 turns
+    took a second before anything was drawn). A file that cannot be read ends the console with
+    SessionError (exit 2, the file left untouched); a missing one, or any without a terminal to draw
+    on, is said before anything is drawn.
     """
+    from ..errors import UserError
     from ..session import is_live_file, load_session, looks_like_catalog_file
     from ..storage import claim_session_file, release_session_file
 
@@ -93,14 +96,12 @@ def run_console(
 
             raise SessionError(live_open_refusal(Path(session_path)))
         follow, session_path, notice = session_path, None, live_open_notice(Path(session_path))
-    # a catalog is refused by the reader below, untouched: no lock file is made beside it
+    # a catalog is refused by the reader, untouched: no lock file is made beside it
     if session_path and Path(session_path).is_file() and not looks_like_catalog_file(Path(session_path)):
         claim_session_file(session_path)  # a second console on the same file: one sentence, exit 2
     try:
-        from ..gcpause import gc_paused
-
-        with gc_paused():  # gcpause.py: a session of months of turns reads in half the time
-            session = load_session(session_path) if session_path else None
+        if session_path and not (Path(session_path).is_file() and not looks_like_catalog_file(Path(session_path))):
+            load_session(session_path)  # missing, a folder, a catalog: the reader's sentence, at once
         session_id = None
         if follow is not None:
             from ..live import open_live
@@ -109,22 +110,34 @@ def run_console(
             follow = Path(follow)
             if not follow.is_dir():
                 open_live(follow)  # a missing or broken live file: one sentence before anything is drawn
-            if session is not None and session.path is not None and session.path.resolve() == follow.resolve():
+            if session_path and Path(session_path).resolve() == follow.resolve():
                 from ..errors import SessionError
 
                 raise SessionError(f"{follow}: give the live file to --follow and a different (or no) session FILE; the console never writes the live file")
             session_id = new_session_id(f"follow-{follow.stem}")
-        check_terminal()
+        try:
+            check_terminal()
+        except UserError:
+            if session_path:  # nothing to paint first: a file that cannot be read is said first, as ever
+                load_session(session_path)
+            raise
         from .app import RouterConsole
 
         app = RouterConsole(
-            config, session=session, session_id=session_id, follow=follow, command_line=command_line, notice=notice
+            config,
+            session_id=session_id,
+            follow=follow,
+            command_line=command_line,
+            notice=notice,
+            open_path=Path(session_path) if session_path else None,
         )
     except BaseException:
         release_session_file(session_path)  # refused before drawing: the lock and its file go
         raise
     harden_terminal_input()
     app.run()
+    if app.exit_error is not None:  # the file could not be read (its lock went at unmount)
+        raise app.exit_error
     return app.return_code or 0
 
 
@@ -142,12 +155,16 @@ def run_replay(config: Config, session_path: str | Path, command_line: CommandLi
     return app.return_code or 0
 
 
-def run_review(config: Config, review, command_line: CommandLine | None = None) -> int:
-    """Open the console on the review queue (tui_router.review.Review); quitting it leaves."""
+def run_review(config: Config, files: list[Path], command_line: CommandLine | None = None) -> int:
+    """Open the console on the review queue of these session files; quitting it leaves. The files
+    are read after the first frame, in a worker; when not one of them reads, the console ends with
+    their problems (SessionError, exit 2)."""
     check_terminal()
     from .app import RouterConsole
 
-    app = RouterConsole(config, review=review, command_line=command_line)
+    app = RouterConsole(config, review_files=list(files), command_line=command_line)
     harden_terminal_input()
     app.run()
+    if app.exit_error is not None:
+        raise app.exit_error
     return app.return_code or 0

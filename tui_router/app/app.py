@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -31,7 +32,7 @@ from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
 from ..decide import BACKEND_NAMES
-from ..errors import UserError
+from ..errors import SessionError, UserError
 from ..session import Session, Turn, TurnDecision, is_live_file, load_session, looks_like_catalog_file, new_session_id
 from ..storage import claim_session_file, release_session_file
 from ..textsafe import visible
@@ -45,11 +46,14 @@ from .messages import (
     DecisionReady,
     FallbackFinished,
     FallbackOutput,
+    FilesReadProgress,
     LabelChanged,
     LoadProgress,
     OutcomeRecorded,
+    ReviewFilesRead,
     ReviewQueueRead,
     RouterReady,
+    SessionRead,
     SessionSaved,
     TurnSubmitted,
 )
@@ -83,6 +87,14 @@ PREPARE_TURNS = 100  # from this many turns an opened session formats its file t
 
 
 
+# what acts on the session's turns: off (greyed in the footer, left out of the palette) while the
+# session `tui-router open FILE` names is still being read, so no key acts on a half-opened console
+SESSION_ACTIONS = frozenset({
+    "label_accept", "label_pick", "label_clear", "label_undo", "fallback", "cancel_fallback", "confirm_turn",
+    "save_as", "build_arguments", "arguments_accept", "arguments_edit", "open_file", "new_session", "follow_file",
+    "replay_session", "what_if", "review_queue",
+})
+
 # how often the console looks whether the catalog file was edited (one stat call)
 CATALOG_POLL_SECONDS = 1.0
 # checks in a row without the catalog file before the console says it is gone (an editor's save
@@ -101,11 +113,15 @@ def catalog_file(config: Config) -> Path | None:
 
 
 def file_stamp(path: Path) -> tuple[int, int] | None:
-    """(mtime in ns, size) of a file, None when it cannot be read: what tells an edit apart."""
+    """(mtime in ns, size) of a file, None when it cannot be read: what tells an edit apart. A
+    folder (or a pipe) in the file's place is stamped by its kind alone: a file added to that folder
+    changed its time, and the same "is a folder" was reported again at every change inside it."""
     try:
         info = path.stat()
     except OSError:
         return None
+    if not stat.S_ISREG(info.st_mode):
+        return stat.S_IFMT(info.st_mode), -1
     return info.st_mtime_ns, info.st_size
 
 
@@ -142,8 +158,22 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         review: Review | None = None,
         command_line: Callable[[Config], Config] | None = None,
         notice: str | None = None,
+        review_files: list[Path] | None = None,
+        open_path: Path | None = None,
     ) -> None:
         super().__init__()
+        # `tui-router open FILE`: the file (claimed already) is read in a worker after the first
+        # frame; meanwhile the session actions are off and messages sent wait for it (_held)
+        self._opening: Path | None = open_path
+        self._held: list[str] = []
+        # an open from inside the console, read in a worker: (its number, path, already the session's,
+        # workspace.changes when asked: a change since to the session's own file means a stale read,
+        # the session then in use: another one since means the open was overtaken)
+        self._open_request: tuple[int, Path, bool, int, Session] | None = None
+        self._open_count = 0
+        # `tui-router review FILES`: read in a worker after the first frame (the queue opens then)
+        self._review_files = review_files
+        self.exit_error: UserError | None = None  # why the console ended at once (exit 2): said after it closes
         self._notice_on_mount = notice  # said once drawn (e.g. why a live file is followed, not opened)
         # --catalog/--backend/--base-url given at start: `config: reload` applies them to the file again
         self._command_line = command_line
@@ -166,6 +196,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._catalog_seen: tuple[Path, tuple[int, int] | None] | None = None
         self._catalog_warned: tuple[str | None, tuple[str, ...]] | None = None  # warnings said for this catalog
         self._catalog_gone = 0  # checks in a row that found no catalog file (said once, at CATALOG_GONE_POLLS)
+        # a reload the watch started (an edit on disk): its failure is said only if the file is still
+        # as it was read at the next check (an editor's save in two steps is whole by then), and the
+        # same problem only once until a reload works or the problem changes
+        self._watch_reload: Worker | None = None
+        self._catalog_pending: list[str] | None = None
+        self._catalog_said: list[str] | None = None
         self._router_ready = asyncio.Event()  # set once a router is usable (or failed for good)
         self._live: dict[int, Decision] = {}  # decisions routed in this run (recorded ones are TurnDecision)
         self._routing: dict[Worker, list[int]] = {}  # the turns each routing worker decides, in order
@@ -243,7 +279,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.set_interval(CATALOG_POLL_SECONDS, self._check_catalog_file)  # an edit saved to the catalog reloads it
         if self._injected_router is not None:
             self.post_message(RouterReady(self._injected_router))
-        else:
+        elif self._review_files is None:  # (review FILES: once they are read, not competing with the read)
             self.call_after_refresh(self.load_router, self.config)
         if self.replay_session is not None:
             self.open_replay(self.replay_session, quit_on_close=True)
@@ -251,9 +287,16 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             from .screens.review import ReviewScreen
 
             self.push_screen(ReviewScreen(self.review, quit_on_close=True))
+        if self._review_files is not None:
+            from .screens.review import ReviewReadingScreen
+
+            self.push_screen(ReviewReadingScreen(len(self._review_files)))
+            self.call_after_refresh(self._read_review_files, self._review_files)
         if self._notice_on_mount:
             self.notify(self._notice_on_mount, timeout=12, markup=False)
-        if self._follow_on_mount is not None:
+        if self._opening is not None:
+            self.call_after_refresh(self._read_session_file, self._opening, 0)
+        elif self._follow_on_mount is not None:
             self.follow_file(self._follow_on_mount)
         if not self.is_headless:
             self._handle_termination_signals()
@@ -334,6 +377,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             )
         else:
             fields.update(catalog=str(self.config.catalog), backend=self.config.backend)
+        if self._opening is not None:  # the file named, not the new session that stands in until it is read
+            fields.update(session=display_path(self._opening), saved=True, mode="reading")
+        else:
+            fields.update(mode="")
         fields.update(extra)
         self.query_one("#status", StatusLine).set(**fields)
 
@@ -398,14 +445,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._teach([turn])
         return result
 
-    def on_router_ready(self, message: RouterReady) -> None:
-        old, self.router = self.router, message.router
-        self._teach(self.session.turns)  # a reopened session's labels count from the start
-        self.config = message.router.config
-        self._apply_config_theme(self.config)  # `config: reload` after adding the theme line
-        self.workspace.sessions_dir = self.config.sessions_path
-        self._router_error = ""
-        self._router_ready.set()
+    def _session_meets_catalog(self) -> None:
+        """The session's facts checked against the catalog in use (at each load, and when the
+        session opened at start has been read)."""
+        assert self.router is not None
         catalog = self.router.catalog
         info = self.session.session
         if info.catalog is None:
@@ -420,9 +463,23 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             )
         else:
             self._note_missing_options(catalog)
+
+    def on_router_ready(self, message: RouterReady) -> None:
+        old, self.router = self.router, message.router
+        self._teach(self.session.turns)  # a reopened session's labels count from the start
+        self.config = message.router.config
+        self._apply_config_theme(self.config)  # `config: reload` after adding the theme line
+        self.workspace.sessions_dir = self.config.sessions_path
+        self._router_error = ""
+        self._router_ready.set()
+        self._catalog_pending = self._catalog_said = None  # a catalog that loads: its next problem is news
+        catalog = self.router.catalog
+        if self._opening is None:  # else once the session is read (_opened_at_start)
+            self._session_meets_catalog()
         self.query_one("#catalog-pane", CatalogPane).set_catalog(catalog)
         self._update_status(loading="")
-        self._prepare_saving()  # after start-up's work, not competing with the first frame for the GIL
+        if self._opening is None:
+            self._prepare_saving()  # after start-up's work, not competing with the first frame for the GIL
         self.show_turn(self.log_table.selected_index)
         if catalog.warnings and self._catalog_warned != (catalog.path, catalog.warnings):
             # an unknown field is ignored: say so once per catalog (a backend switch would repeat it)
@@ -452,6 +509,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     # ------------------------------------------------------------------ turns
     def on_turn_submitted(self, message: TurnSubmitted) -> None:
+        if self._opening is not None:  # added to the session being read, once it is there
+            if not self._held:
+                self.notify(f"Still reading {display_path(self._opening)}: the message is added to it and routed once it is open.", markup=False)
+            self._held.append(message.message)
+            return
         with self.batch_update():
             self._turn_submitted(message)
 
@@ -611,9 +673,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 self.query_one("#catalog-pane", CatalogPane).failed(self._router_error)
             else:
                 self._update_status(loading="")  # a failed switch: the previous router stays
-            if self.router is not None:  # say what is in use, so a failed reload does not read as a dead console
-                lines = [*lines, f"Still routing with catalog '{self.router.catalog.name}' as loaded before."]
-            self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
+            if worker is self._watch_reload:
+                self._catalog_pending = lines  # said at the next check if the file stays as read
+                return
+            self._say_router_failure(lines)
         elif worker.group == "fallback" and state in (WorkerState.ERROR, WorkerState.CANCELLED):
             index = self.workspace.fallback_turn
             self._fallback_done()
@@ -626,6 +689,11 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.notify(self.workspace.save_failure(error), severity="error", timeout=15, markup=False)
         elif worker.group == "replay" and state is WorkerState.ERROR:
             self.notify(f"Replay failed: {error}", severity="error", markup=False)
+
+    def _say_router_failure(self, lines: list[str]) -> None:
+        if self.router is not None:  # say what is in use, so a failed reload does not read as a dead console
+            lines = [*lines, f"Still routing with catalog '{self.router.catalog.name}' as loaded before."]
+        self.notify("\n".join(lines), title="Could not load the router", severity="error", timeout=15, markup=False)
 
     # ------------------------------------------------------------------ the selected turn
     def _note_missing_options(self, catalog) -> None:
@@ -683,7 +751,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             distribution.show(None)
             for pane in (self.query_one("#candidates-pane"), self.query_one("#distribution-pane")):
                 pane.border_subtitle = ""  # no "turn 5" left from the session before
-            detail.set_content(Content.styled("Type a user message below and press Enter. Press F1 for help.", "$text-muted"))
+            detail.set_content(Content.styled(
+                f"Reading {display_path(self._opening)}…  Type meanwhile: a message sent is added to it once it is open."
+                if self._opening is not None
+                else "Type a user message below and press Enter. Press F1 for help.",
+                "$text-muted",
+            ))
             return
         turn = turns[index]
         none_option = self.router.catalog.none_option if self.router else "defer_to_llm"
@@ -944,6 +1017,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.workers.cancel_group(self, "fallback")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self._opening is not None and action in SESSION_ACTIONS:
+            return None  # shown greyed: the session is still being read
         if action == "cancel_fallback":
             return self.workspace.fallback_turn is not None
         if action in ("toggle_catalog", "save_as"):
@@ -1081,6 +1156,8 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return None
 
     def open_session_file(self, value: str) -> None:
+        """Claim the file now, read it in a worker (5,000 turns took a second of the UI thread),
+        then switch to it; the session in use stays usable meanwhile and is saved before the switch."""
         path = self._path_from_prompt(value)
         if path is None:
             return
@@ -1091,16 +1168,94 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         try:
             if path.is_file() and not looks_like_catalog_file(path):  # (a catalog: the reader refuses it)
                 claim_session_file(path)  # a file another console writes is refused, before it is read
-            session = load_session(path)
+            else:
+                load_session(path)  # no such file, a folder, a catalog: the reader's sentence at once
         except UserError as exc:
             if not already:
                 release_session_file(path)
             self.notify("\n".join(exc.lines()), title="Cannot open", severity="error", timeout=10, markup=False)
             return
+        if already and not self.save_now():  # the file in use: read back what is on screen
+            return
+        previous = self._open_request
+        if previous is not None and not previous[2] and previous[1].resolve() != path.resolve():
+            release_session_file(previous[1])  # asked for before and not read yet: dropped when it comes
+        self._open_count += 1
+        self._open_request = (self._open_count, path, already, self.workspace.changes, self.session)
+        self._update_status(loading=f"reading {shorten(path.name, 40)}…")
+        self._read_session_file(path, self._open_count)
+
+    @work(thread=True, group="open-session", exit_on_error=False)
+    def _read_session_file(self, path: Path, request: int) -> None:
+        """Request 0: the file `tui-router open FILE` named; others: open_session_file's."""
+        from ..gcpause import gc_paused
+
+        try:
+            with gc_paused():  # gcpause.py: a session of months of turns reads in half the time
+                session = load_session(path)
+        except UserError as exc:
+            self.post_message(SessionRead(path, request, None, exc.lines()))
+            return
+        self.post_message(SessionRead(path, request, session))
+
+    def on_session_read(self, message: SessionRead) -> None:
+        if message.request == 0:
+            self._opened_at_start(message)
+            return
+        request = self._open_request
+        if request is None or request[0] != message.request:
+            return  # another file was asked for since (this one was let go then)
+        self._open_request = None
+        _, path, already, changes, then = request
+        if then is not self.session:  # a new session (or a followed file) was started meanwhile: it stays
+            if not already and (self.session.path is None or self.session.path.resolve() != path.resolve()):
+                release_session_file(path)
+            self._update_status(**({"loading": ""} if self.router is not None else {}))
+            self.notify(f"{display_path(path)} was not opened: another session was started while it was read.", severity="warning", markup=False)
+            return
+        if already and message.problem is None and self.workspace.changes != changes:
+            self.open_session_file(str(path))  # turns added to it while it was read: read it again
+            return
+        self._update_status(**({"loading": ""} if self.router is not None else {}))
+        if message.problem is not None:
+            if not already:
+                release_session_file(path)
+            self.notify("\n".join(message.problem), title="Cannot open", severity="error", timeout=10, markup=False)
+            return
+        session = message.session
+        assert session is not None
         if self.save_now() and self.switch_session(session):
             self.notify(f"Opened {display_path(session.path)} ({len(session.turns)} turns).", markup=False)
         elif not already:
             release_session_file(path)
+
+    def _opened_at_start(self, message: SessionRead) -> None:
+        if message.problem is not None:
+            # as when it was read before the console drew: the reader's sentence on stderr, exit 2,
+            # the file untouched (its lock goes at unmount)
+            self.exit_error = SessionError(message.problem[0], problems=message.problem)
+            self.exit(return_code=2)
+            return
+        session = message.session
+        assert session is not None
+        self.workspace.switch(session)  # the stand-in: no file, no turns
+        self._opening = None
+        with self.batch_update():
+            self.log_table.set_turns(session.turns)
+            if session.turns:
+                self.log_table.select(len(session.turns) - 1)
+            self.show_turn(self.log_table.selected_index)
+            if self.router is not None:
+                self._teach(session.turns)
+                self._session_meets_catalog()
+                self._prepare_saving()
+            self._update_status()
+        self.refresh_bindings()
+        held, self._held = self._held, []
+        for text in held:  # sent while it was read: added now, in order
+            self.on_turn_submitted(TurnSubmitted(text))
+        if self._follow_on_mount is not None:
+            self.follow_file(self._follow_on_mount)
 
     def open_live_file(self, path: Path) -> None:
         """A live file is the MCP server's recording and the console never writes it: opening one
@@ -1249,6 +1404,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return  # nothing read from a file, or the first load still running (a failed one is watched: the fix loads)
         path, stamp = seen
         now = file_stamp(path)
+        pending, self._catalog_pending = self._catalog_pending, None
         if now is None:  # gone for a moment (an editor's save replaces the file), or for good: said once
             self._catalog_gone += 1
             if self._catalog_gone == CATALOG_GONE_POLLS and self.router is not None:
@@ -1262,13 +1418,16 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             return
         self._catalog_gone = 0
         if now == stamp:
+            if pending is not None and pending != self._catalog_said:  # the file stayed as read: broken indeed
+                self._catalog_said = pending
+                self._say_router_failure(pending)
             return
         if now[1] == 0 and path.is_file():
             return  # emptied: an editor writing in two steps (truncate, then fill); no catalog is empty
         self._catalog_seen = (path, now)
         self._config_note = f"{display_path(path)} changed on disk: reloaded."
         self._update_status(loading="reloading the catalog…")
-        self.load_router(self.config)
+        self._watch_reload = self.load_router(self.config)
 
     def action_open_config(self) -> None:
         def chosen(value: str | None) -> None:
@@ -1354,7 +1513,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     @work(thread=True, exclusive=True, group="review-read", exit_on_error=False)
     def _read_review_queue(self, folder: Path, current: Path | None, own: Session | None, snap=None) -> None:
         from ..gcpause import gc_paused
-        from ..review import Review, reviewer_name
+        from ..review import Review, read_sessions, reviewer_name
 
         if snap is not None:
             try:
@@ -1367,16 +1526,73 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 return
         # full collections in this thread hold the GIL 100-300 ms each while a big folder is read
         with gc_paused():
-            try:
-                files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
-                sessions = [load_session(f) for f in files]
-            except UserError as exc:
-                self.post_message(ReviewQueueRead(problem=exc.lines()))
-                return
+            files = [f for f in sorted(folder.glob("*.toml")) if f.resolve() != current] if folder.is_dir() else []
+            # a file that does not read is said and left out (before, one such file closed the queue)
+            sessions, unread = read_sessions(files)
             if own is not None:
                 sessions.insert(0, own)  # labelled in memory; the console writes its own (locked) file
             review = Review(sessions, reviewer=reviewer_name(self.config), own=own)
-        self.post_message(ReviewQueueRead(review, own))
+        self.post_message(ReviewQueueRead(review, own, unread=unread))
+
+    @work(thread=True, exclusive=True, group="review-files", exit_on_error=False)
+    def _read_review_files(self, files: list[Path]) -> None:
+        """`tui-router review FILES`: 50 files of 20,000 turns took a second before the first frame."""
+        from ..gcpause import gc_paused
+        from ..review import Review, read_sessions, reviewer_name
+
+        drawn = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done == total or now - drawn[0] >= 0.25:
+                drawn[0] = now
+                self.post_message(FilesReadProgress(done, total))
+
+        with gc_paused():
+            sessions, problems = read_sessions(files, progress)
+            review = Review(sessions, reviewer=reviewer_name(self.config))
+        self.post_message(ReviewFilesRead(review, problems))
+
+    def on_files_read_progress(self, message: FilesReadProgress) -> None:
+        from .screens.review import ReviewReadingScreen
+
+        if isinstance(self.screen, ReviewReadingScreen):
+            self.screen.progress(message.done)
+
+    def on_review_files_read(self, message: ReviewFilesRead) -> None:
+        from .screens.review import ReviewReadingScreen, ReviewScreen
+
+        review, problems = message.review, message.problems
+        if not review.sessions and problems:
+            # not one file read: the console ends as it did when the files were read before it
+            # drew, with the reasons on stderr and exit 2 (every file left as it is)
+            lines = [line for lines in problems for line in lines]
+            self.exit_error = SessionError(lines[0], problems=lines)
+            self.exit(return_code=2)
+            return
+        self.review = review
+        if self._injected_router is None and self.router is None:
+            self.load_router(self.config)  # the queue is drawn first; the panes take the catalog when it comes
+        screen = ReviewScreen(review, quit_on_close=True)
+        if isinstance(self.screen, ReviewReadingScreen):
+            self.switch_screen(screen)
+        else:  # a dialog opened over the loading screen (F1): the queue goes under it
+            self.push_screen(screen)
+        self._say_unread(problems, len(review.sessions))
+
+    def _say_unread(self, problems: list[list[str]], read: int) -> None:
+        """Files the review queue could not read: said once, in one notification; not queued and
+        left as they are."""
+        if not problems:
+            return
+        shown = [lines[0] for lines in problems[:6]] + ([f"... and {len(problems) - 6} more"] if len(problems) > 6 else [])
+        self.notify(
+            "\n".join([f"{len(problems)} of {len(problems) + read} files could not be read: not queued, left as they are.", *shown]),
+            title="Review queue",
+            severity="warning",
+            timeout=20,
+            markup=False,
+        )
 
     def on_review_queue_read(self, message: ReviewQueueRead) -> None:
         from .screens.review import ReviewScreen
@@ -1392,6 +1608,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.notify("Another session was opened while the review queue was read: open the queue again.", severity="warning", markup=False)
             return
         self.push_screen(ReviewScreen(message.review))
+        self._say_unread(message.unread, len(message.review.sessions))
 
     def action_what_if(self) -> None:
         if not self.session.turns:  # as replay says: the dialog spoke of "hand-written cases"
@@ -1520,6 +1737,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     async def on_unmount(self) -> None:
         self.workspace.close()  # the lock goes, and its .lock file with it (storage.py)
+        release_session_file(self._opening)  # quit before the file named at start was read
+        if self._open_request is not None and not self._open_request[2]:
+            release_session_file(self._open_request[1])
         if self.router is not None:
             try:
                 await self.router.aclose()  # e.g. the HTTP client of a systemone backend
@@ -1527,7 +1747,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                 pass
 
     # ------------------------------------------------------------------ command palette
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def _system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("turn: route a message", "Focus the message box (i in the Decision log)", self.action_focus_input)
         yield SystemCommand("turn: confirm again", "Reopen the confirm dialog of the selected turn (enter on its row)", self.action_confirm_turn)
         yield SystemCommand("turn: send to fallback", "Run the fallback LLM command on the selected turn (f)", self.action_fallback)
@@ -1558,6 +1778,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         yield SystemCommand("app: quit", "Quit; everything is saved (q)", self.action_quit)
         # Textual's own Quit and Keys would sit beside ours ("app: quit", "view: help"): left out
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for command in self._system_commands(screen):
+            name = getattr(command.callback, "__name__", "").removeprefix("action_")
+            if self._opening is None or name not in SESSION_ACTIONS:
+                yield command
 
 
 def config_location(config: Config) -> str:

@@ -132,8 +132,40 @@ class ReplayFinished(Message):
 class ReviewQueueRead(Message):
     """The sessions folder was read for the review queue (in a worker): its queue, or why not."""
 
-    def __init__(self, review: Any = None, own: Any = None, problem: list[str] | None = None) -> None:
+    def __init__(
+        self, review: Any = None, own: Any = None, problem: list[str] | None = None, unread: list[list[str]] | None = None
+    ) -> None:
         super().__init__()
         self.review = review  # tui_router.review.Review
         self.own = own  # the console's session the queue was built with (None: not saved yet)
+        self.problem = problem
+        self.unread = unread or []  # why, for each file of the folder that did not read (left out)
+
+
+class FilesReadProgress(Message):
+    """How many of the session files a reading worker has read (the loading screen counts them)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+
+class ReviewFilesRead(Message):
+    """`tui-router review FILES`: the files were read (in a worker, after the first frame)."""
+
+    def __init__(self, review: Any, problems: list[list[str]]) -> None:
+        super().__init__()
+        self.review = review  # tui_router.review.Review over the files that read
+        self.problems = problems  # for each file that did not, why (the file is left as it is)
+
+
+class SessionRead(Message):
+    """A session file was read in a worker (`tui-router open FILE`, or an open from the console)."""
+
+    def __init__(self, path: Path, request: int, session: Any, problem: list[str] | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.request = request  # 0: the file named at start; else which open it answers
+        self.session = session  # tui_router.session.Session, None when it could not be read
         self.problem = problem

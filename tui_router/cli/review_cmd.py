@@ -75,21 +75,23 @@ def run_queue(args: argparse.Namespace) -> int:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    from ..review import Review, reviewer_name
+    """The files are only listed here; the console reads them in a worker after its first frame
+    (a folder of 20,000 turns took a second before anything was drawn)."""
+    from ..review import session_files
     from ..session import is_live_file
     from .console_cmd import _check_catalog
 
     config = config_from_args(args)
     _check_catalog(config)
-    review = Review.of_files(args.sessions, reviewer=reviewer_name(config))
-    if review.entries and all(is_live_file(file) for file in {e.file for e in review.entries}):
+    files = session_files(args.sessions)  # none, or a name that is no file: one sentence, exit 2
+    if all(is_live_file(file) for file in files):
         from ..errors import UserError
         from ..review import live_label_refusal
 
-        raise UserError(live_label_refusal(review.entries[0].file))  # every label would be refused
+        raise UserError(live_label_refusal(files[0]))  # every label would be refused
     from functools import partial
 
     from ..app import run_review as open_review
     from .common import apply_args
 
-    return open_review(config, review, command_line=partial(apply_args, args=args))
+    return open_review(config, files, command_line=partial(apply_args, args=args))

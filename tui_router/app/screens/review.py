@@ -379,6 +379,37 @@ class ReviewScreen(Screen[None]):
             self.dismiss(None)
 
 
+class ReviewReadingScreen(Screen[None]):
+    """What `tui-router review FILES` shows while a worker reads the files: how many, how far. The
+    review keys are not bound here: a 1 or an a typed before the queue is drawn labels nothing (the
+    operator has not seen the turn it would label); escape or q leaves."""
+
+    DEFAULT_CSS = """
+    ReviewReadingScreen { align: center middle; }
+    #review-reading { width: 76; max-width: 100%; height: 6; padding: 1 2; border: round $primary; }
+    """
+    BINDINGS = [Binding("escape,q", "app.quit", "Quit", id="review.reading.quit", tooltip="Leave; nothing was changed")]
+
+    def __init__(self, total: int) -> None:
+        super().__init__(id="review-reading-screen")
+        self.total = total
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.note(0), id="review-reading")
+        yield Footer()
+
+    def note(self, done: int) -> Content:
+        files = f"{self.total:,} session file{'' if self.total == 1 else 's'}"
+        return Content.assemble(
+            (f"Reading {files}…", "bold"),
+            (f" {done:,} of {self.total:,}" if done else "", "$text-muted"),
+            ("\nThe review queue opens once they are read; its keys wait until then.", "$text-muted"),
+        )
+
+    def progress(self, done: int) -> None:
+        self.query_one("#review-reading", Static).update(self.note(done))
+
+
 class WhatIfScreen(ModalScreen[None]):
     """What would change under other thresholds (tui_router.review.what_if); nothing is written."""
 
