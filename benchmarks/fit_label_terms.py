@@ -138,7 +138,7 @@ def fit_tool_terms(groups: list[tuple[str, list[Case], int]], steps: int = 2000,
         X[i, : len(o)] = f
         base_scores[i, : len(o)] = o
         good[i, g] = True
-    for name in drop:  # a term left out: its column at 0 keeps its weight at 0
+    for name in (d for d in drop if d in semantic.LABEL_FEATURES):  # a term left out: its column at 0 keeps its weight at 0
         X[:, :, semantic.LABEL_FEATURES.index(name)] = 0.0
     sw = np.asarray(weights, float) / sum(weights)
     w, m, v = np.zeros(dim), np.zeros(dim), np.zeros(dim)

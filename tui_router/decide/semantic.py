@@ -116,8 +116,9 @@ LABEL_KNN = 5  # label_knn: the option's share of the message's LABEL_KNN neares
 _LABEL_TERMS = _FITTED.get("label_terms", {})
 LABEL_WEIGHTS = tuple(float(_LABEL_TERMS.get("tool_weights", {}).get(k, 0.0)) for k in LABEL_FEATURES)
 LABEL_NONE_WEIGHTS = {k: float(_LABEL_TERMS.get("none_weights", {}).get(k, 0.0)) for k in LABEL_NONE_FEATURES}
-# the logistic term is fitted (seconds) only when it weighs something; benchmarks/fit_label_terms.py
-# --logistic switches it on to observe it before its weights exist
+# the logistic term is fitted (seconds) only when it weighs something. The shipped constants give it
+# no weight: measured, not integrated (docs/fitted-model.md, "The logistic model as a label term");
+# benchmarks/fit_label_terms.py --logistic switches it on to observe and fit it
 LOGISTIC_TERM = bool(LABEL_WEIGHTS[LABEL_FEATURES.index("label_lr")] or LABEL_NONE_WEIGHTS["label_lr_none"])
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_PHRASE_WEIGHT = 4.0  # none log-odds when the local backend's injection patterns match
