@@ -1,6 +1,6 @@
 """Fit the semantic backend's label terms on cross-validated k-label groups, the other weights frozen.
 
-    nice python benchmarks/fit_label_terms.py [--metatool ../shared/data/metatool] [--write]
+    nice python benchmarks/fit_label_terms.py [--metatool ../shared/data/metatool] [--write] [--logistic]
 
 The label terms (tui_router/decide/semantic.py LABEL_FEATURES, LABEL_NONE_FEATURES) are exactly 0
 when nothing is taught, so catalog-only routing is what fit_semantic.py's weights give, whatever is
@@ -18,6 +18,12 @@ Prints the weights, each group's top-1 / none recall / wrong execute with the te
 and a check on MetaTool's odd half (k = 8 from its own other folds); --write stores the weights in
 tui_router/decide/fitted-model.json under "label_terms". Observations are cached in a pickle under
 the system temp folder keyed by the head settings and the data (--fresh ignores it).
+
+--logistic observes the logistic label term (label_lr, label_lr_none: tui_router/decide/logistic.py,
+needs scikit-learn) even while fitted-model.json gives it no weight, fits it with the other terms,
+and prints beside them the same fit without it (its columns at 0), so the two can be compared on
+every group before --write. Observing it fits a logistic regression per router (seconds each on
+MetaTool); leave-one-out groups are scored by cross-fitted models (5 folds, as eval does).
 """
 
 from __future__ import annotations
@@ -108,7 +114,7 @@ def observe_groups(metatool: Path) -> tuple[list[tuple[str, list[Case], int]], l
     return groups, checks
 
 
-def fit_tool_terms(groups: list[tuple[str, list[Case], int]], steps: int = 2000) -> np.ndarray:
+def fit_tool_terms(groups: list[tuple[str, list[Case], int]], steps: int = 2000, drop: tuple[str, ...] = ()) -> np.ndarray:
     """Conditional logit over each case's offered tools: the frozen weights' scores as offset,
     the label terms' weights fitted (likelihood of the acceptable set)."""
     offsets, feats, golds, weights = [], [], [], []
@@ -132,6 +138,8 @@ def fit_tool_terms(groups: list[tuple[str, list[Case], int]], steps: int = 2000)
         X[i, : len(o)] = f
         base_scores[i, : len(o)] = o
         good[i, g] = True
+    for name in (d for d in drop if d in semantic.LABEL_FEATURES):  # a term left out: its column at 0 keeps its weight at 0
+        X[:, :, semantic.LABEL_FEATURES.index(name)] = 0.0
     sw = np.asarray(weights, float) / sum(weights)
     w, m, v = np.zeros(dim), np.zeros(dim), np.zeros(dim)
     for t in range(1, steps + 1):
@@ -148,7 +156,7 @@ def fit_tool_terms(groups: list[tuple[str, list[Case], int]], steps: int = 2000)
     return w
 
 
-def fit_none_terms(groups: list[tuple[str, list[Case], int]], steps: int = 3000) -> np.ndarray:
+def fit_none_terms(groups: list[tuple[str, list[Case], int]], steps: int = 3000, drop: tuple[str, ...] = ()) -> np.ndarray:
     """Logistic "none" with the frozen none model (at the catalog-only pooled score) as offset."""
     rows, ys, offs, sw = [], [], [], []
     base = np.asarray(semantic.TOOL_WEIGHTS)
@@ -160,7 +168,7 @@ def fit_none_terms(groups: list[tuple[str, list[Case], int]], steps: int = 3000)
             peak = float(s.max())
             pooled = peak + math.log(float(np.exp(s - peak).sum()))
             offs.append(semantic.none_log_odds(c.obs, pooled, semantic.NONE_WEIGHTS))
-            rows.append([c.obs.label_none[k] for k in semantic.LABEL_NONE_FEATURES])
+            rows.append([0.0 if k in drop else c.obs.label_none.get(k, 0.0) for k in semantic.LABEL_NONE_FEATURES])
             ys.append(float(c.none))
             sw.append(weight)
     H, y, off = np.asarray(rows), np.asarray(ys), np.asarray(offs)
@@ -207,14 +215,18 @@ def main() -> int:
     parser.add_argument("--metatool", default=str(ROOT.parent / "shared" / "data" / "metatool"))
     parser.add_argument("--write", action="store_true", help="write the label terms into tui_router/decide/fitted-model.json")
     parser.add_argument("--fresh", action="store_true", help="observe again even if a cached pickle exists")
+    parser.add_argument("--logistic", action="store_true",
+                        help="observe the logistic label term even at weight 0, and compare the fit with and without it")
     args = parser.parse_args()
+    if args.logistic:
+        semantic.LOGISTIC_TERM = True
     metatool = Path(args.metatool)
     if not (metatool / "catalog.toml").is_file():
         metatool = Path("/work/shared/data/metatool")
     started = time.perf_counter()
     constants = json.loads(CONSTANTS.read_text(encoding="utf-8"))
     key = json.dumps([constants.get(k) for k in ("retrieval_weights", "tool_weights", "none_weights", "head")], sort_keys=True)
-    key += repr((head_settings(), KS, FOLDS, SEED, semantic.LABEL_FEATURES, semantic.LABEL_NONE_FEATURES))
+    key += repr((head_settings(), KS, FOLDS, SEED, semantic.LABEL_FEATURES, semantic.LABEL_NONE_FEATURES, semantic.LOGISTIC_TERM))
     cache = Path(tempfile.gettempdir()) / f"fit-label-terms-{hashlib.sha256(key.encode()).hexdigest()[:12]}.pkl"
     if cache.exists() and not args.fresh:
         groups, checks = pickle.loads(cache.read_bytes())
@@ -222,17 +234,25 @@ def main() -> int:
         groups, checks = observe_groups(metatool)
         cache.write_bytes(pickle.dumps((groups, checks)))
     print(f"observed in {time.perf_counter() - started:.0f} s ({sum(len(c) for _, c, _ in groups)} fitting cases)", flush=True)
-    tool_terms = fit_tool_terms(groups)
-    none_terms = fit_none_terms(groups)
+    logistic_off = () if semantic.LOGISTIC_TERM else ("label_lr", "label_lr_none")
+    tool_terms = fit_tool_terms(groups, drop=logistic_off)
+    none_terms = fit_none_terms(groups, drop=logistic_off)
     tool_w = {k: round(float(x), 3) for k, x in zip(semantic.LABEL_FEATURES, tool_terms, strict=True)}
     none_w = {k: round(float(x), 3) for k, x in zip(semantic.LABEL_NONE_FEATURES, none_terms, strict=True)}
     print(f"label tool weights: {tool_w}\nlabel none weights: {none_w}")
     high = float(constants["thresholds"]["high"])
     zero_t, zero_n = (0.0,) * len(tool_w), dict.fromkeys(none_w, 0.0)
     fitted_t = tuple(tool_w.values())
-    print(f"\n| group | n | top-1 / none recall / wrong execute at {high}: terms 0 | fitted |\n| --- | ---: | --- | --- |")
+    if args.logistic:  # the same fit without the logistic term, for comparison
+        off = ("label_lr", "label_lr_none")
+        base_t = tuple(round(float(x), 3) for x in fit_tool_terms(groups, drop=off))
+        base_n = {k: round(float(x), 3) for k, x in zip(semantic.LABEL_NONE_FEATURES, fit_none_terms(groups, drop=off), strict=True)}
+        print(f"without the logistic term: tool {base_t}, none {base_n}")
+    head = "terms 0 | without logistic | fitted" if args.logistic else "terms 0 | fitted"
+    print(f"\n| group | n | top-1 / none recall / wrong execute at {high}: {head} |\n| --- | ---: | --- |{' --- |' * (2 if args.logistic else 1)}")
     for name, cases, _ in [*groups, *checks]:
-        print(f"| {name} | {len(cases)} | {summary(cases, zero_t, zero_n, high)} | {summary(cases, fitted_t, none_w, high)} |")
+        middle = f" {summary(cases, base_t, base_n, high)} |" if args.logistic else ""
+        print(f"| {name} | {len(cases)} | {summary(cases, zero_t, zero_n, high)} |{middle} {summary(cases, fitted_t, none_w, high)} |")
     if args.write:
         data = json.loads(CONSTANTS.read_text(encoding="utf-8"))
         data["label_terms"] = {"tool_weights": tool_w, "none_weights": none_w}

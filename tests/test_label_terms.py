@@ -60,9 +60,13 @@ def _observe(router: Router, message: str, holdout: str | None = None) -> semant
 
 def test_the_constants_file_holds_the_label_terms() -> None:
     terms = fitted_constants()["label_terms"]  # written by benchmarks/fit_label_terms.py --write
-    assert set(terms["tool_weights"]) == set(semantic.LABEL_FEATURES)
-    assert set(terms["none_weights"]) == set(semantic.LABEL_NONE_FEATURES)
-    assert semantic.LABEL_WEIGHTS == tuple(terms["tool_weights"][k] for k in semantic.LABEL_FEATURES)
+    # every written weight is a term the backend knows; a term the file predates weighs 0
+    assert set(terms["tool_weights"]) <= set(semantic.LABEL_FEATURES)
+    assert set(terms["none_weights"]) <= set(semantic.LABEL_NONE_FEATURES)
+    assert semantic.LABEL_WEIGHTS == tuple(terms["tool_weights"].get(k, 0.0) for k in semantic.LABEL_FEATURES)
+    assert semantic.LABEL_NONE_WEIGHTS == {k: terms["none_weights"].get(k, 0.0) for k in semantic.LABEL_NONE_FEATURES}
+    # the logistic term is fitted only when it weighs something
+    assert semantic.LOGISTIC_TERM == bool(terms["tool_weights"].get("label_lr") or terms["none_weights"].get("label_lr_none"))
 
 
 def test_without_labels_the_terms_are_absent_and_the_distribution_is_unchanged(office: Router) -> None:

@@ -466,6 +466,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     def on_router_ready(self, message: RouterReady) -> None:
         old, self.router = self.router, message.router
+        message.router.backend.learn_in_background()  # slow refits (the logistic label term) off the UI and routing
         self._teach(self.session.turns)  # a reopened session's labels count from the start
         self.config = message.router.config
         self._apply_config_theme(self.config)  # `config: reload` after adding the theme line

@@ -130,6 +130,11 @@ class DecisionBackend:
         only when `learns_from_examples`."""
         raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")
 
+    def learn_in_background(self) -> None:
+        """Fit whatever learning from labels costs seconds on a background thread from now on (the
+        console: its UI never waits); without this call such fits run when a routing needs them, so
+        results do not depend on timing (eval). Nothing by default."""
+
     def prefetch(self, messages: Sequence[str]) -> None:
         """Many messages are about to be routed (an eval): prepare what routing them needs in one
         go (the semantic backend embeds them in a pooled batch). Nothing by default."""

@@ -63,6 +63,7 @@ from ..hybrid import (
 from ..injection import injection_shaped
 from ..retrieve import Retriever
 from ..textnorm import ROUTED_CHARS
+from . import logistic
 from .base import Answer, DecisionBackend, Question, argmax
 from .escalation import escalate, gate_model, option_vector
 from .fitted import FittedHead, fitted_constants, head_settings
@@ -105,13 +106,20 @@ NONE_WEIGHTS = {k: float(v) for k, v in _FITTED["none_weights"].items()}
 # score, its labelled exemplars' best similarity (0 for an option without labels), its label count
 # n / (n + LABEL_COUNT_HALF), its share of the nearest labelled turns. For the none step: the
 # labels' change of head_none, the none option's label count and its share of the nearest labelled turns.
-LABEL_FEATURES = ("label_head_shift", "label_exemplar", "label_count", "label_knn")
-LABEL_NONE_FEATURES = ("label_head_none_shift", "label_none_count", "label_none_knn")
+# label_lr / label_lr_none: the logistic label term (tui_router/decide/logistic.py): the log-probability
+# of the option under a logistic regression over the message vector trained on the catalog's texts +
+# the labels (minus the best offered tool's), and its none option's log-odds against the offered tools
+LABEL_FEATURES = ("label_head_shift", "label_exemplar", "label_count", "label_knn", "label_lr")
+LABEL_NONE_FEATURES = ("label_head_none_shift", "label_none_count", "label_none_knn", "label_lr_none")
 LABEL_COUNT_HALF = 2.0
 LABEL_KNN = 5  # label_knn: the option's share of the message's LABEL_KNN nearest labelled turns
 _LABEL_TERMS = _FITTED.get("label_terms", {})
 LABEL_WEIGHTS = tuple(float(_LABEL_TERMS.get("tool_weights", {}).get(k, 0.0)) for k in LABEL_FEATURES)
 LABEL_NONE_WEIGHTS = {k: float(_LABEL_TERMS.get("none_weights", {}).get(k, 0.0)) for k in LABEL_NONE_FEATURES}
+# the logistic term is fitted (seconds) only when it weighs something. The shipped constants give it
+# no weight: measured, not integrated (docs/fitted-model.md, "The logistic model as a label term");
+# benchmarks/fit_label_terms.py --logistic switches it on to observe and fit it
+LOGISTIC_TERM = bool(LABEL_WEIGHTS[LABEL_FEATURES.index("label_lr")] or LABEL_NONE_WEIGHTS["label_lr_none"])
 # -- design constants (not fitted: MetaTool has no injection-shaped text) ------------------------
 INJECTION_PHRASE_WEIGHT = 4.0  # none log-odds when the local backend's injection patterns match
 SUGGEST_MIN_COSINE = 0.87  # an exemplar this close suggests its label as a candidate
@@ -274,6 +282,14 @@ class SemanticBackend(DecisionBackend):
         self._pending: list[tuple[str, str]] = []
         # the console teaches labels from its UI thread while a worker may be routing
         self._learning = threading.RLock()
+        self._generation = 0  # bumped whenever the labels change (the logistic term's models follow it)
+        # the logistic term: (generation, model on every label, {fold: model without that fold's labels})
+        self._logistic: tuple[int, logistic.LogisticModel | None, dict[int, logistic.LogisticModel]] = (-1, None, {})
+        self._logistic_fitting = threading.Lock()
+        self._logistic_background = False
+        self._logistic_thread: threading.Thread | None = None
+        self._logistic_wanted: set[int] = set()  # folds a held-out question asked for (background mode)
+        self._prior_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         for label, message in exemplars or []:
             self.add_exemplar(label, message)
         self._flush()
@@ -328,6 +344,7 @@ class SemanticBackend(DecisionBackend):
                 self._keys = [self._keys[i] for i in keep]
                 self._texts = [self._texts[i] for i in keep]
                 self._vectors = self._vectors[keep]
+                self._generation += 1
             self.head.remove_label(label, key)
             self.lexical.forget_exemplar(label, message)
 
@@ -351,6 +368,7 @@ class SemanticBackend(DecisionBackend):
             self.head.add_label(label, normalise_message(message), vector)
         self._texts.extend(texts)
         self._vectors = np.concatenate([self._vectors, vectors])
+        self._generation += 1
 
     def _fit_head(self) -> FittedHead:
         """The head's prior from the catalog's own texts (vectors retrieval already has: nothing more
@@ -358,6 +376,14 @@ class SemanticBackend(DecisionBackend):
         settings = head_settings()
         none_option = self.catalog.none_option
         head = FittedHead(self.catalog.option_ids, self.embedder.dim, settings, none=none_option)
+        head.fit_prior(self._prior_points(), {none_option: settings.none_weight})
+        return head
+
+    def _prior_points(self) -> list[tuple[str, np.ndarray, float]]:
+        """The catalog's texts as training points (class, vector, relative weight): the head's prior
+        and the logistic term's catalog half."""
+        settings = head_settings()
+        none_option = self.catalog.none_option
         tools = self.index.tools
         points: list[tuple[str, np.ndarray, float]] = [(t.id, v, 1.0) for t, v in zip(tools, self.index.passages, strict=True)]
         points += [(tools[o].id, v, 1.0) for o, v in zip(self.index.example_owner.tolist(), self.index.examples, strict=True)]
@@ -365,9 +391,107 @@ class SemanticBackend(DecisionBackend):
             (tools[o].id, v, settings.phrase_weight)
             for o, v in zip(self.index.phrase_owner.tolist(), self.index.phrases, strict=True)
         ]
-        points += [(none_option, v, 1.0) for v in self._prototypes]
-        head.fit_prior(points, {none_option: settings.none_weight})
-        return head
+        points += [(none_option, v, 1.0) for v in (self._prototypes if self._prototypes is not None else [])]
+        return points
+
+    # -- the logistic label term (tui_router/decide/logistic.py) ------------------------------
+    def learn_in_background(self) -> None:
+        """Refit the logistic term on a background thread after labels change (the console): a
+        routing never waits for the fit (seconds at thousands of labels); it uses the last fitted
+        model until the new one is ready. Without this call (eval, benchmarks) a routing that finds
+        the model out of date fits it first, so results do not depend on timing."""
+        self._logistic_background = True
+
+    def _prior_training(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The catalog's points for the logistic term: vectors, class indexes, weights (a class's
+        texts share one unit, as in the head's prior and benchmarks/metatool_ceiling.py)."""
+        if self._prior_arrays is None:
+            at = self.head.position
+            points = [(at[c], v, w) for c, v, w in self._prior_points() if c in at and w > 0]
+            x = np.stack([v for _, v, _ in points]).astype(np.float64) if points else np.zeros((0, self.embedder.dim))
+            y = np.asarray([c for c, _, _ in points], dtype=np.int64)
+            w = np.asarray([w for _, _, w in points], dtype=np.float64)
+            if len(y):
+                w = w / np.bincount(y, weights=w, minlength=len(self.head.classes))[y]
+            self._prior_arrays = (x, y, w)
+        return self._prior_arrays
+
+    def _logistic_fit(self, labels: list[str], keys: list[str], vectors: np.ndarray, fold: int | None,
+                      warm: logistic.LogisticModel | None = None) -> logistic.LogisticModel:
+        """The logistic model on every label (fold None) or without the labels of `fold`."""
+        at = self.head.position
+        keep = [i for i, (label, key) in enumerate(zip(labels, keys, strict=True))
+                if label in at and (fold is None or logistic.fold_of(key) != fold)]
+        x, y, w = self._prior_training()
+        return logistic.fit(x, y, w, vectors[keep], np.asarray([at[labels[i]] for i in keep], dtype=np.int64),
+                            len(self.head.classes), warm=warm)
+
+    def _logistic_model(self, skip: str | None) -> logistic.LogisticModel | None:
+        """The model that scores a message: fitted on every label, or, for a held-out labelled turn,
+        the cross-fitted one that never saw it. None: the term is absent (switched off, no
+        scikit-learn, or in background mode a model not ready yet)."""
+        if not LOGISTIC_TERM or not logistic.available():
+            return None
+        with self._learning:
+            generation, labels, keys, vectors = self._generation, list(self._labels), list(self._keys), self._vectors
+        fold = logistic.fold_of(skip) if skip is not None and skip in keys else None
+        done, full, folds = self._logistic
+        if done == generation and (full if fold is None else folds.get(fold)) is not None:
+            return full if fold is None else folds[fold]
+        if self._logistic_background:
+            if fold is not None:
+                self._logistic_wanted.add(fold)
+            self._refit_in_background()
+            # until the refit joins: the last model on every label (a held-out turn waits for its own)
+            return full if fold is None else None
+        with self._logistic_fitting:
+            done, full, folds = self._logistic
+            if done != generation:
+                full, folds = None, {}
+            if fold is None and full is None:
+                full = self._logistic_fit(labels, keys, vectors, None)
+            elif fold is not None and fold not in folds:
+                folds = {**folds, fold: self._logistic_fit(labels, keys, vectors, fold)}
+            self._logistic = (generation, full, folds)
+        return full if fold is None else folds[fold]
+
+    def _refit_in_background(self) -> None:
+        with self._logistic_fitting:
+            if self._logistic_thread is not None and self._logistic_thread.is_alive():
+                return
+            self._logistic_thread = threading.Thread(target=self._refit_loop, name="logistic-refit", daemon=True)
+            self._logistic_thread.start()
+
+    def _refit_loop(self) -> None:
+        """Fit until the model matches the labels (a label taught during a fit starts another),
+        warm-started from the previous model; then any cross-fitted fold a held-out turn asked for."""
+        while True:
+            with self._learning:
+                generation, labels, keys, vectors = self._generation, list(self._labels), list(self._keys), self._vectors
+            done, full, folds = self._logistic
+            if done != generation:
+                if not labels:
+                    self._logistic = (generation, None, {})
+                    continue
+                full = self._logistic_fit(labels, keys, vectors, None, warm=full)
+                self._logistic = (generation, full, {})
+                continue
+            wanted = sorted(set(self._logistic_wanted) - set(folds))
+            if not wanted:
+                with self._logistic_fitting:  # a request that arrived meanwhile starts a new thread
+                    self._logistic_thread = None
+                return
+            fitted = {f: self._logistic_fit(labels, keys, vectors, f) for f in wanted}
+            if self._generation == generation:
+                self._logistic = (generation, full, {**folds, **fitted})
+            self._logistic_wanted -= set(wanted)
+
+    def wait_for_refit(self, timeout: float | None = None) -> bool:
+        """Block until a background refit has finished (tests, benchmarks); True if none runs."""
+        thread = self._logistic_thread
+        if thread is not None:
+            thread.join(timeout)
+        return self._logistic_thread is None or not self._logistic_thread.is_alive()
 
     def _embed_fixed(self, family: str, texts: tuple[str, ...]) -> np.ndarray:
         digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
@@ -500,14 +624,20 @@ class SemanticBackend(DecisionBackend):
         prior = self.head.prior_scores(vector)
         at = self.head.position
         none_option = self.catalog.none_option
+        model = self._logistic_model(skip if held else None)
+        if model is not None:
+            lr_tools, lr_none = logistic.option_terms(model.log_proba(vector), [at.get(o) for o in tools], at.get(none_option))
+        else:
+            lr_tools, lr_none = np.zeros(len(tools)), 0.0
         rows = [
             (
                 float(head[at[o]] - prior[at[o]]) if o in at else 0.0,
                 float(example_feature(exemplar[o])) if o in counts and o in exemplar else 0.0,
                 counts.get(o, 0) / (counts.get(o, 0) + LABEL_COUNT_HALF),
                 knn.get(o, 0.0),
+                float(lr_tools[n]),
             )
-            for o in tools
+            for n, o in enumerate(tools)
         ]
         prior_tools = [prior[at[o]] for o in tools if o in at]
         prior_none = float(prior[at[none_option]] - max(prior_tools)) if prior_tools and none_option in at else 0.0
@@ -516,6 +646,7 @@ class SemanticBackend(DecisionBackend):
             "label_head_none_shift": head_none - prior_none,
             "label_none_count": n_none / (n_none + LABEL_COUNT_HALF),
             "label_none_knn": knn.get(none_option, 0.0),
+            "label_lr_none": lr_none,
         }
         return np.asarray(rows, dtype=np.float64).reshape(len(tools), len(LABEL_FEATURES)), none_terms
 
