@@ -299,14 +299,30 @@ def test_a_retyped_duplicate_is_held_out_with_its_copy(tmp_path: Path, env) -> N
     assert [t["confidence"] for t in both["turns"][:2]] == [sms, sms]
 
 
-def test_a_labelled_turn_without_a_message_is_refused_not_scored(tmp_path: Path, env) -> None:
+def test_a_labelled_turn_without_a_message_is_skipped_not_scored(tmp_path: Path, env) -> None:
     # A blank labelled message was routed and counted as a retrieval miss (recall 50% for one
-    # real turn of two); eval and calibrate now name it, exit 2.
+    # real turn of two); then eval refused the whole file for it, so one hand-written slip kept a
+    # set from being measured. eval now leaves it out with one stderr line naming it (JSON "blank"),
+    # like a label gone from the catalog; --strict and calibrate (which writes thresholds) refuse.
     cases = _session(tmp_path / "cases.toml", [("   ", "send_sms", []), *MIXED[:1]])
-    for command in ("eval", "calibrate"):
-        result = tui_router(command, str(cases), "--backend", "local", env=env)
+    done = tui_router("eval", str(cases), "--backend", "local", "--json", env=env)
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
+    assert data["n"] == 1 and data["counts"]["top1"] == [1, 1] and data["retrieval_recall"] == 1.0
+    assert data["blank"] == {"turns": 1, "cases": [{"source": str(cases), "index": 0, "label": "send_sms"}]}
+    assert done.stderr == (
+        "tui-router: warning: 1 labelled turn skipped: its message is empty or only characters that draw nothing "
+        "(cases.toml turns[0]; --strict refuses instead)\n"
+    )
+    refused = f"tui-router: {cases}: turns[0]: the labelled turn has an empty message; write the user message it stands for, or remove its label\n"
+    for command in (("eval", "--strict"), ("calibrate",)):
+        result = tui_router(*command, str(cases), "--backend", "local", env=env)
         assert result.returncode == 2 and result.stdout == ""
-        assert result.stderr == f"tui-router: {cases}: turns[0]: the labelled turn has an empty message; write the user message it stands for, or remove its label\n"
+        assert result.stderr == refused
+    only_blank = _session(tmp_path / "blank.toml", [("   ", "send_sms", [])])
+    result = tui_router("eval", str(only_blank), "--backend", "local", env=env)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "every labelled turn in" in result.stderr and "has an empty message" in result.stderr
 
 
 def test_an_acceptable_none_choice_is_right_not_a_policy_error(tmp_path: Path, env) -> None:

@@ -343,12 +343,17 @@ def _session_text(messages: list[str]) -> str:
     return '[session]\nid = "cases"\ncatalog = "demo"\nversion = 1\n' + turns
 
 
-def test_eval_json_refuses_labelled_turns_of_only_invisible_characters(tmp_path: Path) -> None:
+def test_eval_json_skips_labelled_turns_of_only_invisible_characters(tmp_path: Path) -> None:
     cases = tmp_path / "cases.toml"
     cases.write_text(_session_text([MARKS_ONLY["variation selectors"], MARKS_ONLY["bidi marks"], "text Bob that I am late"]), encoding="utf-8")
     done = tui_router("eval", "--backend", "local", "--json", str(cases), env=env(tmp_path))
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() == (
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
+    assert data["n"] == 1 and [c["index"] for c in data["blank"]["cases"]] == [0, 1]
+    assert "2 labelled turns skipped: their messages are empty or only characters that draw nothing" in done.stderr
+    strict = tui_router("eval", "--backend", "local", "--json", "--strict", str(cases), env=env(tmp_path))
+    assert strict.returncode == 2 and strict.stdout == ""
+    assert strict.stderr.strip() == (
         f"tui-router: {cases}: turns[0]: the labelled turn has a message of only characters that draw nothing (and 1 more); "
         "write the user message it stands for, or remove its label"
     )

@@ -362,6 +362,8 @@ class CatalogGaps(BaseModel):
     none option)."""
 
     skipped: list[SkippedCase] = []
+    # labelled turns whose message is blank (check_cases(skip_blank=True): eval without --strict)
+    blank: list[SkippedCase] = []
     acceptable: dict[str, int] = {}
     notes: list[str] = []
     # expected_arguments that do not fit the tool's schema now (a property renamed): one line each,
@@ -373,7 +375,7 @@ class CatalogGaps(BaseModel):
         return _count_labels(c.label for c in self.skipped)
 
     def keep(self, cases: Sequence[LabelledCase]) -> list[LabelledCase]:
-        out = {(c.source, c.index) for c in self.skipped}
+        out = {(c.source, c.index) for c in [*self.skipped, *self.blank]}
         return [c for c in cases if (c.source, c.index) not in out]
 
     def lines(self, catalog: Catalog, verb: str = "skipped") -> list[str]:
@@ -387,6 +389,14 @@ class CatalogGaps(BaseModel):
             lines.append(
                 f"{n} labelled turn{'' if n == 1 else 's'} {verb}: {'its label is' if n == 1 else 'their labels are'} "
                 f"not an option of catalog '{catalog.name}': {ids} (--strict refuses instead)"
+            )
+        if self.blank:
+            n = len(self.blank)
+            where = ", ".join(f"{Path(c.source).name} turns[{c.index}]" for c in self.blank[:5])
+            more = f" and {n - 5} more" if n > 5 else ""
+            lines.append(
+                f"{n} labelled turn{'' if n == 1 else 's'} {verb}: {'its message is' if n == 1 else 'their messages are'} "
+                f"empty or only characters that draw nothing ({where}{more}; --strict refuses instead)"
             )
         if self.acceptable:
             ids = ", ".join(f"{a} ({k})" for a, k in self.acceptable.items())
@@ -416,13 +426,17 @@ def _suggest(label: str, catalog: Catalog) -> str:
     return did_you_mean(label, catalog.option_ids)
 
 
-def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Catalog, *, strict: bool = True) -> CatalogGaps:
+def check_cases(
+    sessions: list[Session], cases: list[LabelledCase], catalog: Catalog, *, strict: bool = True, skip_blank: bool = False
+) -> CatalogGaps:
     """Cases must be labelled for this catalog: a mismatch is one sentence, unknown labels one line each.
 
     strict=False (eval and replay without --strict): a session made for a catalog of another name is
     a note, and labels that are not options are returned in CatalogGaps instead of refused (a tool
     removed or renamed since: what a developer replays a changed catalog for). Blank messages and
-    expected_arguments that do not fit a tool are refused either way."""
+    expected_arguments that do not fit a tool are refused either way, but with skip_blank (eval
+    without --strict: one hand-written slip should not keep a whole set from being measured) blank
+    messages are returned in CatalogGaps.blank, left out like the unknown labels."""
     gaps = CatalogGaps()
     for session in sessions:
         named = session.session.catalog
@@ -437,7 +451,10 @@ def check_cases(sessions: list[Session], cases: list[LabelledCase], catalog: Cat
 
     # whitespace, or only characters that draw nothing (bidi marks, variation selectors): route refuses such a message
     blank = [c for c in cases if is_blank(c.turn.message)]
-    if blank:  # routed, it would count as a retrieval miss of a message nobody sent
+    if blank and skip_blank and not strict:
+        gaps.blank = [SkippedCase(source=c.source, index=c.index, label=c.turn.label or "") for c in blank]
+        cases = [c for c in cases if not is_blank(c.turn.message)]
+    elif blank:  # routed, it would count as a retrieval miss of a message nobody sent
         more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
         what = "an empty message" if not blank[0].turn.message.strip() else "a message of only characters that draw nothing"
         raise EvalError(
@@ -956,6 +973,8 @@ class EvalReport(BaseModel):
     copies: list[str] = Field(default=[], exclude=True)
     # labelled turns left out because their label is not an option of the catalog (not --strict)
     skipped: list[SkippedCase] = []
+    # labelled turns left out because their message is blank (not --strict)
+    blank: list[SkippedCase] = []
     # the thresholds the bands were decided with (the backend's fitted ones when the config sets none)
     thresholds: dict[str, float] = {}
     # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
@@ -1014,6 +1033,7 @@ class EvalReport(BaseModel):
                 "labels": _count_labels(c.label for c in self.skipped),
                 "cases": [c.model_dump() for c in self.skipped],
             },
+            "blank": {"turns": len(self.blank), "cases": [c.model_dump() for c in self.blank]},
             "retrieval_recall": _round(o.retrieval_recall.value),
             "recall_at_k": {str(k): _round(v.value) for k, v in self.recall_at_k.items()},
             "top1": _round(o.top1.value),
@@ -1280,13 +1300,18 @@ def run_eval(
     if not strict:
         aliases = {str(s.path): none_aliases(s, catalog) for s in sessions}
         cases = [c.model_copy(update={"turn": _aliased(c.turn, aliases.get(c.source, {}))}) for c in cases]
-    gaps = check_cases(sessions, cases, catalog, strict=strict)
+    gaps = check_cases(sessions, cases, catalog, strict=strict, skip_blank=True)
     if not strict:
         gaps.notes += none_alias_notes(sessions, catalog)
     kept = gaps.without_unfit_arguments(gaps.keep(cases))
     if not kept:
         only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
         where = ", ".join(str(s.path) for s in sessions)
+        if cases and len(gaps.blank) == len(cases):
+            raise EvalError(
+                f"every labelled turn{only} in {where} has an empty message (or one of only characters that draw nothing); "
+                "write the user messages they stand for"
+            )
         if cases:  # every label is gone from this catalog: nothing to measure
             raise EvalError(
                 f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
@@ -1299,6 +1324,7 @@ def run_eval(
     )
     report.copies = copy_notes(sessions)
     report.skipped = list(gaps.skipped)
+    report.blank = list(gaps.blank)
     report.catalog_lines = gaps.lines(catalog)
     return report
 

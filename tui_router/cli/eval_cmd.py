@@ -200,6 +200,7 @@ def _header(report, compared: bool) -> str:
     return (
         f"eval: {report.n} labelled turns ({report.tool_cases} tool, {report.none_cases} none"
         + (f"; {len(report.skipped)} more skipped, their label not in the catalog" if report.skipped else "")
+        + (f"; {len(report.blank)} skipped, their message blank" if report.blank else "")
         + f") from {files}; "
         f"catalog '{report.catalog}' ({report.options} options); backend {report.backend} ({report.model})"
         + (" and a comparison backend" if compared else "")
