@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import learning_curve  # noqa: E402
 from learning_curve import known_sets, pick  # noqa: E402
 
-from tui_router.catalog import load_catalog  # noqa: E402
+from tui_router.catalog import Catalog, load_catalog  # noqa: E402
 from tui_router.config import Config  # noqa: E402
 from tui_router.decide import semantic  # noqa: E402
 from tui_router.decide.fitted import FittedHead, HeadSettings, head_settings  # noqa: E402
@@ -122,6 +122,16 @@ def lexical_learners(text_raw: list[str], text_raw_y: np.ndarray, text_raw_w: np
     return out
 
 
+def load_set(metatool_arg: str, name: str) -> tuple[Catalog, list[LabelledCase]]:
+    """A known set's catalog and labelled cases (the MetaTool folder as given, else shared/ beside /work)."""
+    metatool = Path(metatool_arg)
+    if not metatool.is_dir():
+        metatool = Path("/work/shared/data/metatool")
+    catalog_path, cases_path, _ = known_sets(metatool)[name]
+    cases, _ = load_cases([cases_path])
+    return load_catalog(catalog_path), cases
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--metatool", default=str(ROOT.parent.parent / "shared" / "data" / "metatool"))
@@ -146,12 +156,7 @@ def main() -> int:
     except ImportError:
         print("error: this benchmark needs scikit-learn: pip install -e '.[bench]'", file=sys.stderr)
         return 2
-    metatool = Path(args.metatool)
-    if not metatool.is_dir():
-        metatool = Path("/work/shared/data/metatool")
-    catalog_path, cases_path, _ = known_sets(metatool)[args.set]
-    catalog = load_catalog(catalog_path)
-    cases, _ = load_cases([cases_path])
+    catalog, cases = load_set(args.metatool, args.set)
     none = catalog.none_option
     started = time.perf_counter()
 

@@ -43,12 +43,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from learning_curve import known_sets, pick  # noqa: E402
+from learning_curve import pick  # noqa: E402
+from metatool_ceiling import load_set  # noqa: E402
 
-from tui_router.catalog import load_catalog  # noqa: E402
 from tui_router.decide import semantic  # noqa: E402
 from tui_router.embed import PASSAGE, QUERY, Embedder  # noqa: E402
-from tui_router.evaluate import load_cases  # noqa: E402
 from tui_router.hybrid import tool_passage  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "tui-router-encoders"
@@ -122,12 +121,7 @@ def main() -> int:
     except ImportError:
         print("error: this benchmark needs scikit-learn: pip install -e '.[bench]'", file=sys.stderr)
         return 2
-    metatool = Path(args.metatool)
-    if not metatool.is_dir():
-        metatool = Path("/work/shared/data/metatool")
-    catalog_path, cases_path, _ = known_sets(metatool)["metatool-dev"]
-    catalog = load_catalog(catalog_path)
-    cases, _ = load_cases([cases_path])
+    catalog, cases = load_set(args.metatool, "metatool-dev")
     none = catalog.none_option
     classes = list(catalog.option_ids)
     position = {c: i for i, c in enumerate(classes)}
