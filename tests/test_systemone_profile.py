@@ -12,6 +12,7 @@ from tui_router.catalog import load_catalog
 from tui_router.cli import main
 from tui_router.config import config_from_dict
 from tui_router.decide.systemone import ProfileCache, ServerProfile, SystemOneBackend, SystemOneClient, probe_server
+from tui_router.decide.systemone.profile import cap_note
 
 pytestmark = pytest.mark.usefixtures("profile_cache")
 
@@ -50,6 +51,17 @@ def test_profile_finds_the_cap_of_64(jev_mocks):
     assert profile.max_options == 64
     assert "65 options rejected" in profile.max_options_note
     assert profile.option_limit(255) == 64 and profile.option_limit(40) == 40
+
+
+def test_cap_note_cuts_a_long_rejection_at_a_grapheme_with_an_ellipsis(jev_mocks):
+    # the mock's 422 text is longer than the note keeps: `doctor` showed "... (the server reject;
+    # routing uses 64", cut mid-word with nothing to say so (the README: a cut ends in …)
+    note = probe(jev_mocks.url("cap-64")).max_options_note
+    assert note.startswith("65 options rejected: ") and note.endswith("…")
+    assert len(note) <= len("65 options rejected: ") + 200
+    family = "\U0001F469\u200d\U0001F469\u200d\U0001F467"  # one grapheme (five code points, two cells)
+    assert cap_note(65, "x" * 198 + family + " and more") == "65 options rejected: " + "x" * 198 + "…"
+    assert cap_note(65, "HTTP 422: too many") == "65 options rejected: HTTP 422: too many"
 
 
 @pytest.mark.parametrize(

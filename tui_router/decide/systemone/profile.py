@@ -339,4 +339,12 @@ async def _probe_cap(client: SystemOneClient, model: str, profile: ServerProfile
             break
         lo, hi = (mid, hi) if ok else (lo, mid)
     profile.max_options = lo
-    profile.max_options_note = f"{hi} options rejected: {last_error[:200]}"
+    profile.max_options_note = cap_note(hi, last_error)
+
+
+def cap_note(rejected: int, error: str) -> str:
+    """The largest-option-count detail: the server's rejection, at most 200 cells of it, cut at a
+    grapheme and ending in … when cut (`[:200]` left "(the server reject" with nothing to say so)."""
+    from ...app.format import shorten
+
+    return f"{rejected} options rejected: {shorten(error, 200)}"
