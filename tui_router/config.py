@@ -63,6 +63,12 @@ class LocalConfig(_Section):
     temperature: float | None = Field(None, gt=0.0)
     none_margin: float | None = None
 
+    @field_validator("examples", mode="before")
+    @classmethod
+    def _one_pattern(cls, value: Any) -> Any:
+        """`examples = "cases.toml"`: one session file (or glob) named alone is the one-item list."""
+        return [value] if isinstance(value, str) else value
+
 
 class SemanticConfig(_Section):
     """The semantic backend (extra `semantic`); exemplars come from [local] examples."""

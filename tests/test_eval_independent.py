@@ -1,0 +1,88 @@
+"""Catalogs and labelled sets written independently of this project, as `eval` meets them: a file
+an author could reasonably write is measured (what it holds of a slip is left out with one stderr
+line, --strict refuses), never refused whole or crashed on. Real subprocesses of the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_harness import tui_router
+
+CATALOG = """\
+name = "mine"
+description = "an independently written catalog"
+none_option = "no_tool"
+
+[[tools]]
+id = "send.sms"
+when_to_use = "Send a short text message to a phone number."
+risk = "outbound"
+keywords = ["text", "sms"]
+
+[[tools]]
+id = "weather:get"
+when_to_use = "Get the weather forecast for a city."
+keywords = ["weather", "forecast"]
+
+[[tools]]
+id = "human_review"
+when_to_use = "A person should look at this request."
+risk = "escalation"
+"""
+
+GOOD = """\
+[[turns]]
+message = "What is the weather in Paris?"
+label = "weather:get"
+
+[[turns]]
+message = "Tell me a joke"
+label = "no_tool"
+"""
+
+
+@pytest.fixture()
+def env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    return {"TUI_ROUTER_CONFIG": str(tmp_path / "empty.toml"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
+@pytest.fixture()
+def catalog(tmp_path: Path) -> Path:
+    path = tmp_path / "mine.toml"
+    path.write_text(CATALOG, encoding="utf-8")
+    return path
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _eval(env, *args: str) -> tuple[int, dict | None, str]:
+    done = tui_router("eval", *args, "--backend", "local", "--json", env=env)
+    return done.returncode, (json.loads(done.stdout) if done.returncode == 0 else None), done.stderr
+
+
+def test_local_examples_may_name_one_session_as_a_string(tmp_path: Path, env, catalog: Path) -> None:
+    # `[local] examples = "teach.toml"` (one labelled session, not a list of globs) was refused:
+    # "'local.examples' must be a valid list", exit 2, the eval lost. It is the one-pattern list.
+    _write(tmp_path / "ex" / "teach.toml", '[[turns]]\nmessage = "ping my mum about dinner"\nlabel = "send.sms"\n')
+    cases = _write(tmp_path / "cases.toml", '[[turns]]\nmessage = "ping my dad about lunch"\nlabel = "send.sms"\n' + GOOD)
+    as_string = _write(tmp_path / "cfg" / "string.toml", '[local]\nexamples = "../ex/teach.toml"\n')
+    as_list = _write(tmp_path / "cfg" / "list.toml", '[local]\nexamples = ["../ex/teach.toml"]\n')
+    absolute = _write(tmp_path / "abs.toml", f"[local]\nexamples = {json.dumps(str(tmp_path / 'ex' / 'teach.toml'))}\n")
+    rc, plain, _ = _eval(env, str(cases), "--catalog", str(catalog), "--no-learn")
+    assert rc == 0
+    runs = {}
+    for config in (as_string, as_list, absolute):
+        rc, data, err = _eval(env, str(cases), "--catalog", str(catalog), "--no-learn", "--config", str(config))
+        assert rc == 0, err
+        runs[config.name] = [(t["choice"], t["confidence"]) for t in data["turns"]]
+    assert runs["string.toml"] == runs["list.toml"] == runs["abs.toml"]
+    assert runs["string.toml"][0][0] == "send.sms"
+    # the exemplar was read: "ping" is no word of the catalog, the taught turn is what speaks for send.sms
+    assert runs["string.toml"][0] != (plain["turns"][0]["choice"], plain["turns"][0]["confidence"])
