@@ -86,3 +86,22 @@ def test_local_examples_may_name_one_session_as_a_string(tmp_path: Path, env, ca
     assert runs["string.toml"][0][0] == "send.sms"
     # the exemplar was read: "ping" is no word of the catalog, the taught turn is what speaks for send.sms
     assert runs["string.toml"][0] != (plain["turns"][0]["choice"], plain["turns"][0]["confidence"])
+
+
+def test_a_tag_or_acceptable_id_given_alone_is_a_list_of_one(tmp_path: Path, env, catalog: Path) -> None:
+    # `tags = "notify"`, `acceptable = "no_tool"` (one value, not a list) and `tags = [2024]` (a
+    # number) refused the whole file: "turns[0]: field 'tags' must be a valid list", exit 2.
+    cases = _write(
+        tmp_path / "cases.toml",
+        '[[turns]]\nmessage = "Text Jordan that the deploy finished"\nlabel = "send.sms"\ntags = "notify"\n'
+        'acceptable = "human_review"\n'
+        '[[turns]]\nmessage = "Get the weather forecast for Rome"\nlabel = "weather:get"\ntags = [2024, "city", 1.5, true]\n' + GOOD,
+    )
+    rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
+    assert rc == 0, err
+    assert data["n"] == 4
+    assert data["turns"][0]["tags"] == ["notify"] and data["turns"][0]["acceptable"] == ["human_review"]
+    assert data["turns"][1]["tags"] == ["2024", "city", "1.5", "true"]
+    assert sorted(data["per_tag"]) == ["1.5", "2024", "city", "notify", "true"]
+    assert data["per_tag"]["notify"]["n"] == 1
+    assert err == ""

@@ -50,6 +50,24 @@ def _stamp_text(value: Any) -> Any:
 Stamp = Annotated[str, BeforeValidator(_stamp_text)]
 
 
+def _one_is_a_list(value: Any) -> Any:
+    """`tags = "notify"` / `acceptable = "send_sms"`: one value written alone, as an author of a
+    labelled set may, is the list of it (it refused the whole file)."""
+    return [value] if isinstance(value, str) else value
+
+
+def _tag_texts(value: Any) -> Any:
+    """Tags as text: a number or a boolean (`tags = [2024, true]`) is the tag its TOML spelling reads."""
+    value = _one_is_a_list(value)
+    if isinstance(value, list):
+        return [("true" if item else "false") if isinstance(item, bool) else str(item) if isinstance(item, (int, float)) else item for item in value]
+    return value
+
+
+OneOrMore = Annotated[list[str], BeforeValidator(_one_is_a_list)]
+Tags = Annotated[list[str], BeforeValidator(_tag_texts)]
+
+
 class _Record(BaseModel):
     # extra="allow": keys a newer version or a person added survive a load/save round trip.
     model_config = ConfigDict(extra="allow")
@@ -138,8 +156,8 @@ class Turn(_Record):
     label_source: LabelSource | None = None
     reviewer: str | None = None
     not_this: list[str] = []  # options a person declined for this turn ("not this")
-    acceptable: list[str] = []
-    tags: list[str] = []
+    acceptable: OneOrMore = []
+    tags: Tags = []
     at: Stamp | None = None
     decision: TurnDecision | None = None
     fallback: FallbackRecord | None = None
