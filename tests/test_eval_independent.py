@@ -105,3 +105,40 @@ def test_a_tag_or_acceptable_id_given_alone_is_a_list_of_one(tmp_path: Path, env
     assert sorted(data["per_tag"]) == ["1.5", "2024", "city", "notify", "true"]
     assert data["per_tag"]["notify"]["n"] == 1
     assert err == ""
+
+
+def test_a_label_spelt_with_other_case_or_spaces_is_scored_as_the_option(tmp_path: Path, env, catalog: Path) -> None:
+    # `label = "Send.SMS"` / `" weather:get "` (ids are lower case; a hand-written slip) were skipped
+    # as labels gone from the catalog, with no did-you-mean for the case: those turns unmeasured.
+    cases = _write(
+        tmp_path / "cases.toml",
+        '[[turns]]\nmessage = "Text Jordan that the deploy finished"\nlabel = "Send.SMS"\n'
+        '[[turns]]\nmessage = "Get the weather forecast for Rome"\nlabel = " weather:get "\nacceptable = ["NO_TOOL"]\n' + GOOD,
+    )
+    rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
+    assert rc == 0, err
+    assert (data["n"], data["tool_cases"], data["none_cases"], data["skipped"]) == (4, 3, 1, 0)
+    assert [t["label"] for t in data["turns"]] == ["send.sms", "weather:get", "weather:get", "no_tool"]
+    assert data["turns"][1]["acceptable"] == ["no_tool"]
+    assert data["counts"]["top1"] == [3, 3]
+    assert err == (
+        f"tui-router: warning: {cases}: labels spelt with other case or spaces read as the catalog's ids: "
+        "'Send.SMS' as 'send.sms', ' weather:get ' as 'weather:get', 'NO_TOOL' as 'no_tool' (--strict refuses instead)\n"
+    )
+    strict = tui_router("eval", str(cases), "--catalog", str(catalog), "--backend", "local", "--strict", env=env)
+    assert strict.returncode == 2 and strict.stdout == ""
+    assert f"{cases}: turns[0]: label 'Send.SMS' is not an option of catalog 'mine' (did you mean 'send.sms'?)" in strict.stderr
+    # replay scores them too (a hand-written file: nothing recorded, the wrong ones listed)
+    replay = tui_router("replay", str(cases), "--catalog", str(catalog), "--backend", "local", "--headless", "--json", env=env)
+    assert replay.returncode == 0, replay.stderr
+    rows = json.loads(replay.stdout)["rows"]
+    assert [(r["label"], r["label_in_catalog"], r["now_right"]) for r in rows] == [
+        ("send.sms", True, True), ("weather:get", True, True), ("weather:get", True, True), ("no_tool", True, True)
+    ]
+
+
+def test_a_none_label_written_as_none_points_at_the_none_option(tmp_path: Path, env, catalog: Path) -> None:
+    cases = _write(tmp_path / "cases.toml", '[[turns]]\nmessage = "Write me a poem"\nlabel = "none"\n' + GOOD)
+    rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
+    assert rc == 0 and data["skipped"] == 1 and data["n"] == 2
+    assert "none (1) (did you mean the none option 'no_tool'?)" in err

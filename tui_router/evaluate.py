@@ -219,6 +219,31 @@ def none_aliases(session: Session, catalog: Catalog) -> dict[str, str]:
     return {old: catalog.none_option}
 
 
+def spelling_aliases(session: Session, catalog: Catalog) -> dict[str, str]:
+    """{label as written: option id} for the labels and acceptable ids of `session` that are no option
+    of `catalog` only by case or surrounding spaces (`Send_SMS`, `" send_sms "`: a hand-written
+    set's slip, one option it can only mean); they were skipped as labels gone from the catalog."""
+    options = [catalog.none_option, *catalog.option_ids]
+    folded: dict[str, list[str]] = {}
+    for option in dict.fromkeys(options):
+        folded.setdefault(option.casefold(), []).append(option)
+    names: dict[str, str] = {}
+    for turn in session.turns:
+        for value in (turn.label, *turn.acceptable):
+            if not value or value in names or is_option(catalog, value):
+                continue
+            match = folded.get(value.strip().casefold(), [])
+            if len(match) == 1:
+                names[value] = match[0]
+    return names
+
+
+def label_aliases(session: Session, catalog: Catalog) -> dict[str, str]:
+    """What a lenient read takes a session's labels as: a renamed none option (none_aliases) and a
+    label spelt with other case or spaces (spelling_aliases)."""
+    return {**spelling_aliases(session, catalog), **none_aliases(session, catalog)}
+
+
 def is_option(catalog: Catalog, option_id: str) -> bool:
     return option_id == catalog.none_option or option_id in catalog
 
@@ -309,7 +334,7 @@ def replay_session(router: Router, session: Session, skip: Iterable[int] = ()) -
     """Route every turn of a session again (never using a turn as evidence for itself) and diff;
     `skip`: indexes left out (turns another file holds too, session.repeated_turns)."""
     catalog = router.catalog
-    aliases = none_aliases(session, catalog)
+    aliases = label_aliases(session, catalog)
     left_out = set(skip)
     rows = [
         replay_row(i, turn, router.route(turn.message, holdout=turn.message), catalog.none_option, catalog, aliases)
@@ -421,8 +446,11 @@ def _suggest(label: str, catalog: Catalog) -> str:
     decision to tell it by, see none_aliases)."""
     from .catalog import DEFAULT_NONE_OPTION
 
-    if label == DEFAULT_NONE_OPTION and catalog.none_option != DEFAULT_NONE_OPTION:
+    if label.strip().casefold() in (DEFAULT_NONE_OPTION, "none") and catalog.none_option != label.strip():
         return f" (did you mean the none option '{catalog.none_option}'?)"
+    folded = [o for o in catalog.option_ids if o.casefold() == label.strip().casefold()]
+    if len(folded) == 1:
+        return f" (did you mean '{folded[0]}'?)"
     return did_you_mean(label, catalog.option_ids)
 
 
@@ -461,7 +489,6 @@ def check_cases(
             f"{blank[0].source}: turns[{blank[0].index}]: the labelled turn has {what}{more}; "
             "write the user message it stands for, or remove its label"
         )
-    options = catalog.option_ids
     problems = []
     for case in cases:
         for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
@@ -470,7 +497,7 @@ def check_cases(
             if strict:
                 problems.append(
                     f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
-                    f"'{catalog.name}'{did_you_mean(value, options)}"
+                    f"'{catalog.name}'{_suggest(value, catalog)}"
                 )
             elif role == "label":
                 gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
@@ -528,7 +555,7 @@ def check_sessions(sessions: list[Session], catalog: Catalog, *, strict: bool = 
     (none_aliases) is read as the current one unless strict."""
     cases = []
     for s in sessions:
-        names = {} if strict else none_aliases(s, catalog)
+        names = {} if strict else label_aliases(s, catalog)
         for i, t in enumerate(s.turns):
             if t.label:
                 turn = _aliased(t, names)
@@ -556,6 +583,10 @@ def none_alias_notes(sessions: Sequence[Session], catalog: Catalog) -> list[str]
     for s in sessions:
         for old, new in none_aliases(s, catalog).items():
             notes.append(f"{s.path}: its recorded decisions name '{old}' as the none option; read as this catalog's '{new}'")
+        spelt = spelling_aliases(s, catalog)
+        if spelt:
+            pairs = ", ".join(f"{old!r} as '{new}'" for old, new in spelt.items())
+            notes.append(f"{s.path}: labels spelt with other case or spaces read as the catalog's ids: {pairs} (--strict refuses instead)")
     return notes
 
 
@@ -1298,7 +1329,7 @@ def run_eval(
     catalog = catalog or load_catalog(config.catalog_spec())
     cases, sessions = load_cases(paths, label_sources)
     if not strict:
-        aliases = {str(s.path): none_aliases(s, catalog) for s in sessions}
+        aliases = {str(s.path): label_aliases(s, catalog) for s in sessions}
         cases = [c.model_copy(update={"turn": _aliased(c.turn, aliases.get(c.source, {}))}) for c in cases]
     gaps = check_cases(sessions, cases, catalog, strict=strict, skip_blank=True)
     if not strict:
