@@ -142,3 +142,47 @@ def test_a_none_label_written_as_none_points_at_the_none_option(tmp_path: Path, 
     rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
     assert rc == 0 and data["skipped"] == 1 and data["n"] == 2
     assert "none (1) (did you mean the none option 'no_tool'?)" in err
+
+
+def test_one_turn_that_does_not_read_is_left_out_not_the_whole_file(tmp_path: Path, env, catalog: Path) -> None:
+    # A label that is a number, a turn without a message, a misspelt key (`lable`) or a [session]
+    # field of the wrong type refused the whole file (exit 2): one slip, and nothing measured. eval
+    # now leaves out only those turns, one stderr line naming them, JSON "invalid"; --strict refuses.
+    cases = _write(
+        tmp_path / "cases.toml",
+        '[session]\nversion = "1.0.0"\n'
+        '[[turns]]\nmessage = "Text Jordan that the deploy finished"\nlabel = 3\n'
+        '[[turns]]\nlabel = "send.sms"\n'
+        '[[turns]]\nmessage = "Text Sam hello"\nlable = "send.sms"\n' + GOOD,
+    )
+    done = tui_router("eval", str(cases), "--catalog", str(catalog), "--backend", "local", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["n"], data["tool_cases"], data["none_cases"]) == (2, 1, 1)
+    assert [(t["index"], t["label"]) for t in data["turns"]] == [(3, "weather:get"), (4, "no_tool")]
+    assert data["invalid"] == {
+        "turns": 3,
+        "cases": [
+            {"source": str(cases), "index": 0, "problems": [f"{cases}: turns[0]: field 'label' must be a valid string"]},
+            {"source": str(cases), "index": 1, "problems": [f"{cases}: turns[1]: field 'message' is required"]},
+            {"source": str(cases), "index": 2, "problems": [f"{cases}: turns[2]: unknown key 'lable' (did you mean 'label'?)"]},
+        ],
+    }
+    assert done.stderr.splitlines() == [
+        f"tui-router: warning: {cases}: [session] field 'version' must be a valid integer, unable to parse string as an integer; "
+        "[session] read as the defaults (--strict refuses instead)",
+        f"tui-router: warning: 3 turns left out, not a valid session turn: {cases}: turns[0]: field 'label' must be a valid string; "
+        f"{cases}: turns[1]: field 'message' is required; {cases}: turns[2]: unknown key 'lable' (did you mean 'label'?) (--strict refuses instead)",
+    ]
+    text = tui_router("eval", str(cases), "--catalog", str(catalog), "--backend", "local", env=env)
+    assert text.returncode == 0 and "2 labelled turns (1 tool, 1 none; 3 turns left out, not valid)" in text.stdout.splitlines()[0]
+    for command in (("eval", "--strict"), ("calibrate",), ("replay", "--headless")):
+        refused = tui_router(*command, str(cases), "--catalog", str(catalog), "--backend", "local", env=env)
+        assert refused.returncode == 2 and refused.stdout == "", command
+        assert f"{cases}: turns[0]: field 'label' must be a valid string" in refused.stderr and "Traceback" not in refused.stderr
+    only_bad = _write(tmp_path / "bad.toml", '[[turns]]\nmessage = "Text Jordan"\nlabel = 3\n')
+    refused = tui_router("eval", str(only_bad), "--catalog", str(catalog), "--backend", "local", env=env)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.splitlines()[-1] == (
+        f"tui-router: no labelled turn in {only_bad} reads: 1 turn not valid, the first {only_bad}: turns[0]: field 'label' must be a valid string"
+    )

@@ -355,15 +355,18 @@ class LabelledCase(BaseModel):
     turn: Turn
 
 
-def load_cases(paths: Sequence[str | Path], label_sources: Iterable[str] | None = None) -> tuple[list[LabelledCase], list[Session]]:
+def load_cases(
+    paths: Sequence[str | Path], label_sources: Iterable[str] | None = None, *, lenient: bool = False
+) -> tuple[list[LabelledCase], list[Session]]:
     """Every labelled turn in the session files (folders are searched for *.toml), optionally only
-    those whose label came from one of `label_sources` (a label without a source is "hand")."""
+    those whose label came from one of `label_sources` (a label without a source is "hand").
+    lenient: a turn that does not read is left out (Session.unread) instead of refusing its file."""
     sources = set(label_sources) if label_sources is not None else None
     files = iter_session_files(list(paths))
     if not files:
         raise EvalError(f"no session files in {', '.join(str(p) for p in paths)}")
     with gc_paused():  # gcpause.py: half the time of a big folder was full collections
-        sessions = [load_session(f) for f in files]
+        sessions = [load_session(f, lenient=lenient) for f in files]
     repeated = repeated_turns(sessions)  # a followed live file's turns count once, from the copy
     cases = [
         LabelledCase(source=str(s.path), index=i, turn=t)
@@ -378,6 +381,34 @@ class SkippedCase(BaseModel):
     source: str
     index: int
     label: str
+
+
+class UnreadTurn(BaseModel):
+    """A turn eval left out because it does not read (Session.unread): its file, index and problems."""
+
+    source: str
+    index: int
+    problems: list[str]
+
+
+def unread_turns(sessions: Sequence[Session]) -> list[UnreadTurn]:
+    return [UnreadTurn(source=str(s.path), index=i, problems=p) for s in sessions for i, p in s.unread if i >= 0]
+
+
+def unread_lines(sessions: Sequence[Session]) -> list[str]:
+    """One stderr line for the turns that did not read (the first few problems named), one per
+    [session] table read as the defaults."""
+    lines = []
+    for s in sessions:
+        for index, problems in s.unread:
+            if index < 0:
+                lines.append(f"{problems[0]}; [session] read as the defaults (--strict refuses instead)")
+    turns = unread_turns(sessions)
+    if turns:
+        n = len(turns)
+        shown = "; ".join(t.problems[0] for t in turns[:3]) + (f"; and {n - 3} more" if n > 3 else "")
+        lines.append(f"{n} turn{'' if n == 1 else 's'} left out, not a valid session turn: {shown} (--strict refuses instead)")
+    return lines
 
 
 class CatalogGaps(BaseModel):
@@ -1006,6 +1037,8 @@ class EvalReport(BaseModel):
     skipped: list[SkippedCase] = []
     # labelled turns left out because their message is blank (not --strict)
     blank: list[SkippedCase] = []
+    # turns left out because they do not read (a label that is a number, no message; not --strict)
+    invalid: list[UnreadTurn] = []
     # the thresholds the bands were decided with (the backend's fitted ones when the config sets none)
     thresholds: dict[str, float] = {}
     # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
@@ -1065,6 +1098,7 @@ class EvalReport(BaseModel):
                 "cases": [c.model_dump() for c in self.skipped],
             },
             "blank": {"turns": len(self.blank), "cases": [c.model_dump() for c in self.blank]},
+            "invalid": {"turns": len(self.invalid), "cases": [c.model_dump() for c in self.invalid]},
             "retrieval_recall": _round(o.retrieval_recall.value),
             "recall_at_k": {str(k): _round(v.value) for k, v in self.recall_at_k.items()},
             "top1": _round(o.top1.value),
@@ -1327,7 +1361,7 @@ def run_eval(
     from .route import build_router
 
     catalog = catalog or load_catalog(config.catalog_spec())
-    cases, sessions = load_cases(paths, label_sources)
+    cases, sessions = load_cases(paths, label_sources, lenient=not strict)
     if not strict:
         aliases = {str(s.path): label_aliases(s, catalog) for s in sessions}
         cases = [c.model_copy(update={"turn": _aliased(c.turn, aliases.get(c.source, {}))}) for c in cases]
@@ -1348,6 +1382,12 @@ def run_eval(
                 f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
                 f"({not_in_catalog_text(gaps.label_counts()).split(': ', 1)[1]}); pass --catalog with the catalog they were labelled for"
             )
+        invalid = unread_turns(sessions)
+        if invalid:
+            raise EvalError(
+                f"no labelled turn{only} in {where} reads: {len(invalid)} turn{'' if len(invalid) == 1 else 's'} not valid, "
+                f"the first {invalid[0].problems[0]}"
+            )
         raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\")")
     router = build_router(config, catalog, backend)
     report = evaluate_router(
@@ -1356,7 +1396,8 @@ def run_eval(
     report.copies = copy_notes(sessions)
     report.skipped = list(gaps.skipped)
     report.blank = list(gaps.blank)
-    report.catalog_lines = gaps.lines(catalog)
+    report.invalid = unread_turns(sessions)
+    report.catalog_lines = unread_lines(sessions) + gaps.lines(catalog)
     return report
 
 

@@ -185,6 +185,9 @@ class Session(BaseModel):
     session: SessionInfo
     turns: list[Turn] = []
     path: Path | None = None
+    # parse_session(lenient=True): (turn index, its problems) for each turn that did not read; the
+    # turn is an empty unlabelled placeholder in `turns`, so every other index stays the file's
+    unread: list[tuple[int, list[str]]] = []
 
     @property
     def id(self) -> str:
@@ -242,8 +245,12 @@ def is_catalog_shaped(data: dict[str, Any]) -> bool:
     return "tools" in data and "session" not in data and "turns" not in data
 
 
-def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
+def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: bool = False) -> Session:
+    """lenient (eval without --strict, which only reads): a turn that does not validate (a label that
+    is a number, no message, a misspelt key) is left out, its problems in Session.unread, instead of
+    refusing the whole file; a [session] table that does not validate is read as the defaults."""
     problems: list[str] = []
+    unread: list[tuple[int, list[str]]] = []
     if is_catalog_shaped(data):
         raise SessionError(f"{source}: this is a catalog file ([[tools]]), not a session file; pass it with --catalog")
     head = data.get("session")
@@ -251,40 +258,54 @@ def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
         head = {"id": Path(source).stem}
     if not isinstance(head, dict):
         raise SessionError(f"{source}: [session] must be a table")
-    problems += _near_miss_keys(head, "session", f"{source}: [session]")
+    head_problems = _near_miss_keys(head, "session", f"{source}: [session]")
     try:
         info = SessionInfo.model_validate({"id": Path(source).stem, **head})
     except ValidationError as exc:
         info = SessionInfo(id=Path(source).stem)
-        problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg'].replace('Input should be', 'must be')}" for e in exc.errors()]
+        head_problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg'].replace('Input should be', 'must be')}" for e in exc.errors()]
+    if head_problems and lenient:
+        info = SessionInfo(id=Path(source).stem)
+        unread.append((-1, head_problems))
+    elif head_problems:
+        problems += head_problems
     raw_turns = data.get("turns", [])
     if not isinstance(raw_turns, list):
         raise SessionError(f"{source}: 'turns' must be an array of tables ([[turns]])")
     turns: list[Turn] = []
     for index, raw in enumerate(raw_turns):
         where = f"{source}: turns[{index}]"
+        found: list[str] = []
+        turn: Turn | None = None
         if not isinstance(raw, dict):
-            problems.append(f"{where}: must be a table")
-            continue
-        problems += _near_miss_keys(raw, "turn", where)
-        for sub in ("decision", "fallback", "arguments"):
-            if isinstance(raw.get(sub), dict):
-                problems += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
-        try:
-            turns.append(Turn.model_validate(raw))
-        except ValidationError as exc:
-            for err in exc.errors():
-                field = ".".join(str(p) for p in err["loc"])
-                msg = "is required" if err["type"] == "missing" else err["msg"].replace("Input should be", "must be")
-                problems.append(f"{where}: field '{field}' {msg}")
+            found.append(f"{where}: must be a table")
+        else:
+            found += _near_miss_keys(raw, "turn", where)
+            for sub in ("decision", "fallback", "arguments"):
+                if isinstance(raw.get(sub), dict):
+                    found += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
+            try:
+                turn = Turn.model_validate(raw)
+            except ValidationError as exc:
+                for err in exc.errors():
+                    field = ".".join(str(p) for p in err["loc"])
+                    msg = "is required" if err["type"] == "missing" else err["msg"].replace("Input should be", "must be")
+                    found.append(f"{where}: field '{field}' {msg}")
+        if found and lenient:
+            unread.append((index, found))
+            turns.append(Turn(message=""))  # a placeholder: the indexes of the turns after it stay the file's
+        elif found:
+            problems += found
+        elif turn is not None:
+            turns.append(turn)
     if problems:
         raise SessionError(f"{source}: {len(problems)} problem(s) in the session file", problems)
-    return Session(session=info, turns=turns, path=Path(source) if source != "<session>" else None)
+    return Session(session=info, turns=turns, path=Path(source) if source != "<session>" else None, unread=unread)
 
 
-def load_session(path: str | Path) -> Session:
+def load_session(path: str | Path, *, lenient: bool = False) -> Session:
     path = Path(path)
-    return parse_session(tomlio.read_toml_file(path, "session", SessionError, untouched=True), str(path))
+    return parse_session(tomlio.read_toml_file(path, "session", SessionError, untouched=True), str(path), lenient=lenient)
 
 
 def _compact(value: Any) -> Any:

@@ -201,6 +201,7 @@ def _header(report, compared: bool) -> str:
         f"eval: {report.n} labelled turns ({report.tool_cases} tool, {report.none_cases} none"
         + (f"; {len(report.skipped)} more skipped, their label not in the catalog" if report.skipped else "")
         + (f"; {len(report.blank)} skipped, their message blank" if report.blank else "")
+        + (f"; {len(report.invalid)} turn{'' if len(report.invalid) == 1 else 's'} left out, not valid" if report.invalid else "")
         + f") from {files}; "
         f"catalog '{report.catalog}' ({report.options} options); backend {report.backend} ({report.model})"
         + (" and a comparison backend" if compared else "")
