@@ -167,6 +167,7 @@ def test_one_turn_that_does_not_read_is_left_out_not_the_whole_file(tmp_path: Pa
             {"source": str(cases), "index": 1, "problems": [f"{cases}: turns[1]: field 'message' is required"]},
             {"source": str(cases), "index": 2, "problems": [f"{cases}: turns[2]: unknown key 'lable' (did you mean 'label'?)"]},
         ],
+        "fields_ignored": [],
     }
     assert done.stderr.splitlines() == [
         f"tui-router: warning: {cases}: [session] field 'version' must be a valid integer, unable to parse string as an integer; "
@@ -186,3 +187,34 @@ def test_one_turn_that_does_not_read_is_left_out_not_the_whole_file(tmp_path: Pa
     assert refused.stderr.splitlines()[-1] == (
         f"tui-router: no labelled turn in {only_bad} reads: 1 turn not valid, the first {only_bad}: turns[0]: field 'label' must be a valid string"
     )
+
+
+def test_a_turn_whose_notes_alone_do_not_read_is_measured_without_them(tmp_path: Path, env, catalog: Path) -> None:
+    # label_source = "manual", reviewer = 5, not_this = "x", expected_arguments = "to=bob": the
+    # message and label are sound, yet the whole file was refused; the turn is measured without them.
+    cases = _write(
+        tmp_path / "cases.toml",
+        '[[turns]]\nmessage = "Text Jordan that the deploy finished"\nlabel = "send.sms"\nlabel_source = "manual"\nreviewer = 5\n'
+        '[[turns]]\nmessage = "Text Sam hello"\nlabel = "send.sms"\nexpected_arguments = "to=sam"\n' + GOOD,
+    )
+    rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
+    assert rc == 0, err
+    assert data["n"] == 4 and data["counts"]["top1"] == [3, 3] and data["invalid"]["turns"] == 0
+    assert data["invalid"]["fields_ignored"] == [
+        {
+            "source": str(cases),
+            "index": 0,
+            "problems": [
+                f"{cases}: turns[0]: field 'label_source' must be 'confirm', 'review' or 'hand'",
+                f"{cases}: turns[0]: field 'reviewer' must be a valid string",
+            ],
+        },
+        {"source": str(cases), "index": 1, "problems": [f"{cases}: turns[1]: field 'expected_arguments' must be a valid dictionary"]},
+    ]
+    assert err == (
+        f"tui-router: warning: 2 turns measured without a field that does not validate: {cases}: turns[0]: field 'label_source' "
+        f"must be 'confirm', 'review' or 'hand'; {cases}: turns[1]: field 'expected_arguments' must be a valid dictionary "
+        "(--strict refuses instead)\n"
+    )
+    strict = tui_router("eval", str(cases), "--catalog", str(catalog), "--backend", "local", "--strict", env=env)
+    assert strict.returncode == 2 and "field 'label_source' must be" in strict.stderr

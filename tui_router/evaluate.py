@@ -395,6 +395,10 @@ def unread_turns(sessions: Sequence[Session]) -> list[UnreadTurn]:
     return [UnreadTurn(source=str(s.path), index=i, problems=p) for s in sessions for i, p in s.unread if i >= 0]
 
 
+def ignored_fields(sessions: Sequence[Session]) -> list[UnreadTurn]:
+    return [UnreadTurn(source=str(s.path), index=i, problems=p) for s in sessions for i, p in s.ignored]
+
+
 def unread_lines(sessions: Sequence[Session]) -> list[str]:
     """One stderr line for the turns that did not read (the first few problems named), one per
     [session] table read as the defaults."""
@@ -408,6 +412,11 @@ def unread_lines(sessions: Sequence[Session]) -> list[str]:
         n = len(turns)
         shown = "; ".join(t.problems[0] for t in turns[:3]) + (f"; and {n - 3} more" if n > 3 else "")
         lines.append(f"{n} turn{'' if n == 1 else 's'} left out, not a valid session turn: {shown} (--strict refuses instead)")
+    fields = ignored_fields(sessions)
+    if fields:
+        n = len(fields)
+        shown = "; ".join(t.problems[0] for t in fields[:3]) + (f"; and {n - 3} more" if n > 3 else "")
+        lines.append(f"{n} turn{'' if n == 1 else 's'} measured without a field that does not validate: {shown} (--strict refuses instead)")
     return lines
 
 
@@ -1039,6 +1048,8 @@ class EvalReport(BaseModel):
     blank: list[SkippedCase] = []
     # turns left out because they do not read (a label that is a number, no message; not --strict)
     invalid: list[UnreadTurn] = []
+    # turns measured without a field that did not validate (label_source = "manual"; not --strict)
+    ignored_fields: list[UnreadTurn] = []
     # the thresholds the bands were decided with (the backend's fitted ones when the config sets none)
     thresholds: dict[str, float] = {}
     # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
@@ -1098,7 +1109,11 @@ class EvalReport(BaseModel):
                 "cases": [c.model_dump() for c in self.skipped],
             },
             "blank": {"turns": len(self.blank), "cases": [c.model_dump() for c in self.blank]},
-            "invalid": {"turns": len(self.invalid), "cases": [c.model_dump() for c in self.invalid]},
+            "invalid": {
+                "turns": len(self.invalid),
+                "cases": [c.model_dump() for c in self.invalid],
+                "fields_ignored": [c.model_dump() for c in self.ignored_fields],
+            },
             "retrieval_recall": _round(o.retrieval_recall.value),
             "recall_at_k": {str(k): _round(v.value) for k, v in self.recall_at_k.items()},
             "top1": _round(o.top1.value),
@@ -1388,7 +1403,9 @@ def run_eval(
                 f"no labelled turn{only} in {where} reads: {len(invalid)} turn{'' if len(invalid) == 1 else 's'} not valid, "
                 f"the first {invalid[0].problems[0]}"
             )
-        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\")")
+        fields = ignored_fields(sessions)
+        also = f"; {len(fields)} turn{'' if len(fields) == 1 else 's'} did not fully validate, the first {fields[0].problems[0]}" if fields else ""
+        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){also}")
     router = build_router(config, catalog, backend)
     report = evaluate_router(
         router, kept, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
@@ -1397,6 +1414,7 @@ def run_eval(
     report.skipped = list(gaps.skipped)
     report.blank = list(gaps.blank)
     report.invalid = unread_turns(sessions)
+    report.ignored_fields = ignored_fields(sessions)
     report.catalog_lines = unread_lines(sessions) + gaps.lines(catalog)
     return report
 

@@ -188,6 +188,9 @@ class Session(BaseModel):
     # parse_session(lenient=True): (turn index, its problems) for each turn that did not read; the
     # turn is an empty unlabelled placeholder in `turns`, so every other index stays the file's
     unread: list[tuple[int, list[str]]] = []
+    # parse_session(lenient=True): (turn index, its problems) for each turn read without the fields
+    # (_IGNORABLE) that alone did not validate
+    ignored: list[tuple[int, list[str]]] = []
 
     @property
     def id(self) -> str:
@@ -245,12 +248,25 @@ def is_catalog_shaped(data: dict[str, Any]) -> bool:
     return "tools" in data and "session" not in data and "turns" not in data
 
 
+# Turn fields a lenient read (eval) may drop when they alone do not validate: what the router
+# recorded and what a person noted beside the label (without expected_arguments, the turn's
+# argument match is not scored; without label_source, the label counts as "hand").
+_IGNORABLE = {"label_source", "reviewer", "not_this", "tags", "at", "decision", "fallback", "arguments", "expected_arguments"}
+
+
+def _turn_problem(where: str, err: Any) -> str:
+    field = ".".join(str(p) for p in err["loc"])
+    msg = "is required" if err["type"] == "missing" else err["msg"].replace("Input should be", "must be")
+    return f"{where}: field '{field}' {msg}"
+
+
 def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: bool = False) -> Session:
     """lenient (eval without --strict, which only reads): a turn that does not validate (a label that
     is a number, no message, a misspelt key) is left out, its problems in Session.unread, instead of
     refusing the whole file; a [session] table that does not validate is read as the defaults."""
     problems: list[str] = []
     unread: list[tuple[int, list[str]]] = []
+    ignored: list[tuple[int, list[str]]] = []
     if is_catalog_shaped(data):
         raise SessionError(f"{source}: this is a catalog file ([[tools]]), not a session file; pass it with --catalog")
     head = data.get("session")
@@ -284,13 +300,22 @@ def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: b
             for sub in ("decision", "fallback", "arguments"):
                 if isinstance(raw.get(sub), dict):
                     found += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
+            typos = bool(found)
             try:
                 turn = Turn.model_validate(raw)
             except ValidationError as exc:
-                for err in exc.errors():
-                    field = ".".join(str(p) for p in err["loc"])
-                    msg = "is required" if err["type"] == "missing" else err["msg"].replace("Input should be", "must be")
-                    found.append(f"{where}: field '{field}' {msg}")
+                errors = exc.errors()
+                found += [_turn_problem(where, err) for err in errors]
+                fields = {err["loc"][0] for err in errors if err["loc"]}
+                if lenient and not typos and len(fields) == len(errors) and fields <= _IGNORABLE:
+                    # only what the router did or a person noted is wrong (label_source = "manual",
+                    # reviewer = 5): the message and label are sound, so the turn is measured without them
+                    with contextlib.suppress(ValidationError):
+                        turn = Turn.model_validate({k: v for k, v in raw.items() if k not in fields})
+                        ignored.append((index, found))
+                        turns.append(turn)
+                        continue
+                    turn = None
         if found and lenient:
             unread.append((index, found))
             turns.append(Turn(message=""))  # a placeholder: the indexes of the turns after it stay the file's
@@ -300,7 +325,7 @@ def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: b
             turns.append(turn)
     if problems:
         raise SessionError(f"{source}: {len(problems)} problem(s) in the session file", problems)
-    return Session(session=info, turns=turns, path=Path(source) if source != "<session>" else None, unread=unread)
+    return Session(session=info, turns=turns, path=Path(source) if source != "<session>" else None, unread=unread, ignored=ignored)
 
 
 def load_session(path: str | Path, *, lenient: bool = False) -> Session:
