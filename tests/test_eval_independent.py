@@ -218,3 +218,20 @@ def test_a_turn_whose_notes_alone_do_not_read_is_measured_without_them(tmp_path:
     )
     strict = tui_router("eval", str(cases), "--catalog", str(catalog), "--backend", "local", "--strict", env=env)
     assert strict.returncode == 2 and "field 'label_source' must be" in strict.stderr
+
+
+def test_local_examples_that_name_no_file_or_a_broken_one_are_said(tmp_path: Path, env, catalog: Path) -> None:
+    # A relative [local] examples path resolves against the config's folder: written as from the
+    # working folder it matched nothing and the eval silently ran without the exemplars. And a
+    # broken examples file refused the eval naming only the file, not why it was read.
+    cases = _write(tmp_path / "cases.toml", GOOD)
+    _write(tmp_path / "teach.toml", '[[turns]]\nmessage = "ping my mum"\nlabel = 3\n')
+    missing = _write(tmp_path / "cfg" / "missing.toml", '[local]\nexamples = ["teach-me.toml", "../teach.toml"]\n')
+    done = tui_router("eval", str(cases), "--catalog", str(catalog), "--backend", "local", "--config", str(missing), env=env)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"tui-router: warning: [local] examples 'teach-me.toml' names no file (looked for {tmp_path / 'cfg' / 'teach-me.toml'}; "
+        "relative paths start at the config file's folder)",
+        f"tui-router: {tmp_path / 'teach.toml'}: turns[0]: field 'label' must be a valid string",
+        f"tui-router: {tmp_path / 'teach.toml'} is a file [local] examples names ('../teach.toml'); fix it or leave it out of examples",
+    ]

@@ -308,3 +308,17 @@ def load_config(explicit: str | Path | None = None) -> Config:
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         source = path.absolute()
     return config_from_dict(data, source)
+
+
+def unmatched_example_patterns(config: Config) -> list[str]:
+    """The [local] examples patterns that name no file, as one warning sentence each: a path
+    resolves against the config file's folder, not the working folder, and a slip there silently
+    taught nothing (an eval measured without the exemplars it was run for)."""
+    import glob
+
+    lines = []
+    for pattern in config.local.examples:
+        full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
+        if not any(Path(name).is_file() for name in glob.glob(full, recursive=True)):
+            lines.append(f"[local] examples '{pattern}' names no file (looked for {full}; relative paths start at the config file's folder)")
+    return lines
