@@ -235,3 +235,25 @@ def test_local_examples_that_name_no_file_or_a_broken_one_are_said(tmp_path: Pat
         f"tui-router: {tmp_path / 'teach.toml'}: turns[0]: field 'label' must be a valid string",
         f"tui-router: {tmp_path / 'teach.toml'} is a file [local] examples names ('../teach.toml'); fix it or leave it out of examples",
     ]
+
+
+def test_a_risk_in_another_case_or_with_spaces_is_that_risk(tmp_path: Path, env) -> None:
+    # `risk = "Payment"` / `"Escalation "` refused the whole catalog (unknown risk, exit 2), so no
+    # eval, route or console ran on it; a misspelt risk is still an error with a did-you-mean.
+    catalog = _write(
+        tmp_path / "cased.toml",
+        CATALOG.replace('risk = "outbound"', 'risk = "Payment"').replace('risk = "escalation"', 'risk = "Escalation "'),
+    )
+    route = tui_router("route", "--catalog", str(catalog), "--backend", "local", "--json", "text Jordan by sms that it is done", env=env)
+    assert route.returncode == 0, route.stderr
+    decision = json.loads(route.stdout)
+    assert (decision["choice"], decision["risk"]) == ("send.sms", "payment")
+    assert decision["action"] != "execute"  # payment never auto-executes
+    cases = _write(tmp_path / "cases.toml", '[[turns]]\nmessage = "A person should look at this request"\nlabel = "human_review"\n' + GOOD)
+    rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
+    assert rc == 0, err
+    assert (data["turns"][0]["choice"], data["turns"][0]["action"]) == ("human_review", "escalate")
+    assert data["counts"]["missed_review_rate"] == [0, 1]
+    typo = _write(tmp_path / "typo.toml", CATALOG.replace('risk = "outbound"', 'risk = "Paymnt"'))
+    refused = tui_router("catalog", "validate", str(typo), env=env)
+    assert refused.returncode == 2 and "unknown risk 'Paymnt' (did you mean 'payment'?)" in refused.stderr
