@@ -257,3 +257,20 @@ def test_a_risk_in_another_case_or_with_spaces_is_that_risk(tmp_path: Path, env)
     typo = _write(tmp_path / "typo.toml", CATALOG.replace('risk = "outbound"', 'risk = "Paymnt"'))
     refused = tui_router("catalog", "validate", str(typo), env=env)
     assert refused.returncode == 2 and "unknown risk 'Paymnt' (did you mean 'payment'?)" in refused.stderr
+
+
+def test_turns_under_a_misspelt_top_level_key_are_not_lost_silently(tmp_path: Path, env, catalog: Path) -> None:
+    # `[[turn]]` (or `[[Turns]]`) for `[[turns]]`: the turns under it were read as nothing, and eval
+    # measured the file without them (here 2 of 3 labelled turns) with no word said.
+    for key in ("turn", "Turns"):
+        cases = _write(tmp_path / f"{key}.toml", GOOD + f'[[{key}]]\nmessage = "Text Jordan that the deploy finished"\nlabel = "send.sms"\n')
+        for command in (("eval",), ("eval", "--strict"), ("replay", "--headless"), ("calibrate",)):
+            done = tui_router(*command, str(cases), "--catalog", str(catalog), "--backend", "local", env=env)
+            assert done.returncode == 2 and done.stdout == "", (key, command)
+            assert done.stderr == (
+                f"tui-router: {cases}: unknown top-level key '{key}' (did you mean 'turns'?); nothing under it would be read\n"
+            ), (key, command)
+    # a key a person adds on purpose is kept, as before
+    notes = _write(tmp_path / "notes.toml", 'author = "me"\n[meta]\nsource = "hand"\n' + GOOD)
+    rc, data, err = _eval(env, str(notes), "--catalog", str(catalog))
+    assert rc == 0 and data["n"] == 2, err

@@ -269,6 +269,13 @@ def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: b
     ignored: list[tuple[int, list[str]]] = []
     if is_catalog_shaped(data):
         raise SessionError(f"{source}: this is a catalog file ([[tools]]), not a session file; pass it with --catalog")
+    for key in data:
+        if key not in ("session", "turns"):
+            # `[[turn]]` for `[[turns]]`: its turns were read as nothing at all, and eval measured the
+            # file without them, silently (a key further off is kept, as keys a person adds are)
+            hint = did_you_mean(key, ("session", "turns"), cutoff=TYPO_CUTOFF)
+            if hint:
+                raise SessionError(f"{source}: unknown top-level key '{key}'{hint}; nothing under it would be read")
     head = data.get("session")
     if head is None:
         head = {"id": Path(source).stem}
