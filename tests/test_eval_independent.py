@@ -274,3 +274,13 @@ def test_turns_under_a_misspelt_top_level_key_are_not_lost_silently(tmp_path: Pa
     notes = _write(tmp_path / "notes.toml", 'author = "me"\n[meta]\nsource = "hand"\n' + GOOD)
     rc, data, err = _eval(env, str(notes), "--catalog", str(catalog))
     assert rc == 0 and data["n"] == 2, err
+
+
+def test_no_labelled_turn_names_the_keys_the_turns_carry_instead(tmp_path: Path, env, catalog: Path) -> None:
+    cases = _write(tmp_path / "cases.toml", '[[turns]]\nmessage = "Text Jordan"\nexpected_tool = "send.sms"\nnote = "x"\n')
+    done = tui_router("eval", str(cases), "--catalog", str(catalog), "--backend", "local", env=env)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"tui-router: no labelled turns in {cases} (a labelled turn has label = \"<option id>\"); "
+        "the turns carry 'expected_tool', 'note', which eval does not read as a label\n"
+    )

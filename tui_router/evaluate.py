@@ -1405,7 +1405,9 @@ def run_eval(
             )
         fields = ignored_fields(sessions)
         also = f"; {len(fields)} turn{'' if len(fields) == 1 else 's'} did not fully validate, the first {fields[0].problems[0]}" if fields else ""
-        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){also}")
+        extra = sorted({k for s in sessions for t in s.turns for k in (t.model_extra or {})})
+        keys = f"; the turns carry {', '.join(repr(k) for k in extra[:5])}, which eval does not read as a label" if extra else ""
+        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){keys}{also}")
     router = build_router(config, catalog, backend)
     report = evaluate_router(
         router, kept, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
