@@ -171,7 +171,7 @@ def test_one_turn_that_does_not_read_is_left_out_not_the_whole_file(tmp_path: Pa
     }
     assert done.stderr.splitlines() == [
         f"tui-router: warning: {cases}: [session] field 'version' must be a valid integer, unable to parse string as an integer; "
-        "[session] read as the defaults (--strict refuses instead)",
+        "read without it (--strict refuses instead)",
         f"tui-router: warning: 3 turns left out, not a valid session turn: {cases}: turns[0]: field 'label' must be a valid string; "
         f"{cases}: turns[1]: field 'message' is required; {cases}: turns[2]: unknown key 'lable' (did you mean 'label'?) (--strict refuses instead)",
     ]
@@ -284,3 +284,16 @@ def test_no_labelled_turn_names_the_keys_the_turns_carry_instead(tmp_path: Path,
         f"tui-router: no labelled turns in {cases} (a labelled turn has label = \"<option id>\"); "
         "the turns carry 'expected_tool', 'note', which eval does not read as a label\n"
     )
+
+
+
+def test_a_session_table_with_a_slip_keeps_the_rest_of_it(tmp_path: Path, env, catalog: Path) -> None:
+    # `catalogue = "..."` (a near miss) beside a sound `catalog` and `id`: the whole [session] was
+    # read as the defaults, so the catalog it names was forgotten (no note that it is another one)
+    cases = _write(tmp_path / "cases.toml", '[session]\nid = "mine-set"\ncatalog = "demo"\ncatalogue = "demo"\n' + GOOD)
+    rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
+    assert rc == 0 and data["n"] == 2
+    assert err.splitlines() == [
+        f"tui-router: warning: {cases}: [session]: unknown key 'catalogue' (did you mean 'catalog'?); read without it (--strict refuses instead)",
+        f"tui-router: warning: {cases}: recorded for catalog 'demo'; routed with catalog 'mine'",
+    ]

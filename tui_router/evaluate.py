@@ -401,12 +401,12 @@ def ignored_fields(sessions: Sequence[Session]) -> list[UnreadTurn]:
 
 def unread_lines(sessions: Sequence[Session]) -> list[str]:
     """One stderr line for the turns that did not read (the first few problems named), one per
-    [session] table read as the defaults."""
+    [session] read without its fields that do not validate."""
     lines = []
     for s in sessions:
         for index, problems in s.unread:
             if index < 0:
-                lines.append(f"{problems[0]}; [session] read as the defaults (--strict refuses instead)")
+                lines.append(f"{problems[0]}; read without it (--strict refuses instead)")
     turns = unread_turns(sessions)
     if turns:
         n = len(turns)

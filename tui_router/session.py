@@ -263,7 +263,7 @@ def _turn_problem(where: str, err: Any) -> str:
 def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: bool = False) -> Session:
     """lenient (eval without --strict, which only reads): a turn that does not validate (a label that
     is a number, no message, a misspelt key) is left out, its problems in Session.unread, instead of
-    refusing the whole file; a [session] table that does not validate is read as the defaults."""
+    refusing the whole file; a [session] field that does not validate is left out of it."""
     problems: list[str] = []
     unread: list[tuple[int, list[str]]] = []
     ignored: list[tuple[int, list[str]]] = []
@@ -282,13 +282,16 @@ def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: b
     if not isinstance(head, dict):
         raise SessionError(f"{source}: [session] must be a table")
     head_problems = _near_miss_keys(head, "session", f"{source}: [session]")
+    bad: set[Any] = set()
     try:
         info = SessionInfo.model_validate({"id": Path(source).stem, **head})
     except ValidationError as exc:
         info = SessionInfo(id=Path(source).stem)
+        bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
         head_problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg'].replace('Input should be', 'must be')}" for e in exc.errors()]
     if head_problems and lenient:
-        info = SessionInfo(id=Path(source).stem)
+        with contextlib.suppress(ValidationError):  # the rest of [session] (its catalog, its id) still holds
+            info = SessionInfo.model_validate({"id": Path(source).stem, **{k: v for k, v in head.items() if k not in bad}})
         unread.append((-1, head_problems))
     elif head_problems:
         problems += head_problems
