@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 from . import tomlio
 from .errors import CatalogError, UserError, did_you_mean
@@ -34,6 +34,13 @@ class Risk(StrEnum):
     escalation = "escalation"
 
 
+def _risk_word(value: Any) -> Any:
+    """`risk = "Read"` / `"payment "`: an independently written catalog's risk in another case or
+    with spaces is the risk it names (it refused the whole catalog); a misspelt one stays an error."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+RiskWord = Annotated[Risk, BeforeValidator(_risk_word)]
 ToolId = Annotated[str, StringConstraints(pattern=ID_PATTERN.pattern)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Word = Annotated[str, StringConstraints(strip_whitespace=True)]
@@ -47,7 +54,7 @@ class Tool(BaseModel):
     when_to_use: Text
     title: str | None = None
     category: str | None = None
-    risk: Risk = Risk.read
+    risk: RiskWord = Risk.read
     keywords: tuple[Word, ...] = ()
     examples: tuple[Word, ...] = ()
     input_schema: dict[str, Any] | None = Field(default=None, alias="schema")

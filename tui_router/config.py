@@ -63,6 +63,12 @@ class LocalConfig(_Section):
     temperature: float | None = Field(None, gt=0.0)
     none_margin: float | None = None
 
+    @field_validator("examples", mode="before")
+    @classmethod
+    def _one_pattern(cls, value: Any) -> Any:
+        """`examples = "cases.toml"`: one session file (or glob) named alone is the one-item list."""
+        return [value] if isinstance(value, str) else value
+
 
 class SemanticConfig(_Section):
     """The semantic backend (extra `semantic`); exemplars come from [local] examples."""
@@ -302,3 +308,17 @@ def load_config(explicit: str | Path | None = None) -> Config:
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         source = path.absolute()
     return config_from_dict(data, source)
+
+
+def unmatched_example_patterns(config: Config) -> list[str]:
+    """The [local] examples patterns that name no file, as one warning sentence each: a path
+    resolves against the config file's folder, not the working folder, and a slip there silently
+    taught nothing (an eval measured without the exemplars it was run for)."""
+    import glob
+
+    lines = []
+    for pattern in config.local.examples:
+        full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
+        if not any(Path(name).is_file() for name in glob.glob(full, recursive=True)):
+            lines.append(f"[local] examples '{pattern}' names no file (looked for {full}; relative paths start at the config file's folder)")
+    return lines

@@ -219,6 +219,31 @@ def none_aliases(session: Session, catalog: Catalog) -> dict[str, str]:
     return {old: catalog.none_option}
 
 
+def spelling_aliases(session: Session, catalog: Catalog) -> dict[str, str]:
+    """{label as written: option id} for the labels and acceptable ids of `session` that are no option
+    of `catalog` only by case or surrounding spaces (`Send_SMS`, `" send_sms "`: a hand-written
+    set's slip, one option it can only mean); they were skipped as labels gone from the catalog."""
+    options = [catalog.none_option, *catalog.option_ids]
+    folded: dict[str, list[str]] = {}
+    for option in dict.fromkeys(options):
+        folded.setdefault(option.casefold(), []).append(option)
+    names: dict[str, str] = {}
+    for turn in session.turns:
+        for value in (turn.label, *turn.acceptable):
+            if not value or value in names or is_option(catalog, value):
+                continue
+            match = folded.get(value.strip().casefold(), [])
+            if len(match) == 1:
+                names[value] = match[0]
+    return names
+
+
+def label_aliases(session: Session, catalog: Catalog) -> dict[str, str]:
+    """What a lenient read takes a session's labels as: a renamed none option (none_aliases) and a
+    label spelt with other case or spaces (spelling_aliases)."""
+    return {**spelling_aliases(session, catalog), **none_aliases(session, catalog)}
+
+
 def is_option(catalog: Catalog, option_id: str) -> bool:
     return option_id == catalog.none_option or option_id in catalog
 
@@ -309,7 +334,7 @@ def replay_session(router: Router, session: Session, skip: Iterable[int] = ()) -
     """Route every turn of a session again (never using a turn as evidence for itself) and diff;
     `skip`: indexes left out (turns another file holds too, session.repeated_turns)."""
     catalog = router.catalog
-    aliases = none_aliases(session, catalog)
+    aliases = label_aliases(session, catalog)
     left_out = set(skip)
     rows = [
         replay_row(i, turn, router.route(turn.message, holdout=turn.message), catalog.none_option, catalog, aliases)
@@ -330,15 +355,18 @@ class LabelledCase(BaseModel):
     turn: Turn
 
 
-def load_cases(paths: Sequence[str | Path], label_sources: Iterable[str] | None = None) -> tuple[list[LabelledCase], list[Session]]:
+def load_cases(
+    paths: Sequence[str | Path], label_sources: Iterable[str] | None = None, *, lenient: bool = False
+) -> tuple[list[LabelledCase], list[Session]]:
     """Every labelled turn in the session files (folders are searched for *.toml), optionally only
-    those whose label came from one of `label_sources` (a label without a source is "hand")."""
+    those whose label came from one of `label_sources` (a label without a source is "hand").
+    lenient: a turn that does not read is left out (Session.unread) instead of refusing its file."""
     sources = set(label_sources) if label_sources is not None else None
     files = iter_session_files(list(paths))
     if not files:
         raise EvalError(f"no session files in {', '.join(str(p) for p in paths)}")
     with gc_paused():  # gcpause.py: half the time of a big folder was full collections
-        sessions = [load_session(f) for f in files]
+        sessions = [load_session(f, lenient=lenient) for f in files]
     repeated = repeated_turns(sessions)  # a followed live file's turns count once, from the copy
     cases = [
         LabelledCase(source=str(s.path), index=i, turn=t)
@@ -353,6 +381,43 @@ class SkippedCase(BaseModel):
     source: str
     index: int
     label: str
+
+
+class UnreadTurn(BaseModel):
+    """A turn eval left out because it does not read (Session.unread): its file, index and problems."""
+
+    source: str
+    index: int
+    problems: list[str]
+
+
+def unread_turns(sessions: Sequence[Session]) -> list[UnreadTurn]:
+    return [UnreadTurn(source=str(s.path), index=i, problems=p) for s in sessions for i, p in s.unread if i >= 0]
+
+
+def ignored_fields(sessions: Sequence[Session]) -> list[UnreadTurn]:
+    return [UnreadTurn(source=str(s.path), index=i, problems=p) for s in sessions for i, p in s.ignored]
+
+
+def unread_lines(sessions: Sequence[Session]) -> list[str]:
+    """One stderr line for the turns that did not read (the first few problems named), one per
+    [session] read without its fields that do not validate."""
+    lines = []
+    for s in sessions:
+        for index, problems in s.unread:
+            if index < 0:
+                lines.append(f"{problems[0]}; read without it (--strict refuses instead)")
+    turns = unread_turns(sessions)
+    if turns:
+        n = len(turns)
+        shown = "; ".join(t.problems[0] for t in turns[:3]) + (f"; and {n - 3} more" if n > 3 else "")
+        lines.append(f"{n} turn{'' if n == 1 else 's'} left out, not a valid session turn: {shown} (--strict refuses instead)")
+    fields = ignored_fields(sessions)
+    if fields:
+        n = len(fields)
+        shown = "; ".join(t.problems[0] for t in fields[:3]) + (f"; and {n - 3} more" if n > 3 else "")
+        lines.append(f"{n} turn{'' if n == 1 else 's'} measured without a field that does not validate: {shown} (--strict refuses instead)")
+    return lines
 
 
 class CatalogGaps(BaseModel):
@@ -421,8 +486,11 @@ def _suggest(label: str, catalog: Catalog) -> str:
     decision to tell it by, see none_aliases)."""
     from .catalog import DEFAULT_NONE_OPTION
 
-    if label == DEFAULT_NONE_OPTION and catalog.none_option != DEFAULT_NONE_OPTION:
+    if label.strip().casefold() in (DEFAULT_NONE_OPTION, "none") and catalog.none_option != label.strip():
         return f" (did you mean the none option '{catalog.none_option}'?)"
+    folded = [o for o in catalog.option_ids if o.casefold() == label.strip().casefold()]
+    if len(folded) == 1:
+        return f" (did you mean '{folded[0]}'?)"
     return did_you_mean(label, catalog.option_ids)
 
 
@@ -461,7 +529,6 @@ def check_cases(
             f"{blank[0].source}: turns[{blank[0].index}]: the labelled turn has {what}{more}; "
             "write the user message it stands for, or remove its label"
         )
-    options = catalog.option_ids
     problems = []
     for case in cases:
         for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
@@ -470,7 +537,7 @@ def check_cases(
             if strict:
                 problems.append(
                     f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
-                    f"'{catalog.name}'{did_you_mean(value, options)}"
+                    f"'{catalog.name}'{_suggest(value, catalog)}"
                 )
             elif role == "label":
                 gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
@@ -528,7 +595,7 @@ def check_sessions(sessions: list[Session], catalog: Catalog, *, strict: bool = 
     (none_aliases) is read as the current one unless strict."""
     cases = []
     for s in sessions:
-        names = {} if strict else none_aliases(s, catalog)
+        names = {} if strict else label_aliases(s, catalog)
         for i, t in enumerate(s.turns):
             if t.label:
                 turn = _aliased(t, names)
@@ -556,6 +623,10 @@ def none_alias_notes(sessions: Sequence[Session], catalog: Catalog) -> list[str]
     for s in sessions:
         for old, new in none_aliases(s, catalog).items():
             notes.append(f"{s.path}: its recorded decisions name '{old}' as the none option; read as this catalog's '{new}'")
+        spelt = spelling_aliases(s, catalog)
+        if spelt:
+            pairs = ", ".join(f"{old!r} as '{new}'" for old, new in spelt.items())
+            notes.append(f"{s.path}: labels spelt with other case or spaces read as the catalog's ids: {pairs} (--strict refuses instead)")
     return notes
 
 
@@ -975,6 +1046,10 @@ class EvalReport(BaseModel):
     skipped: list[SkippedCase] = []
     # labelled turns left out because their message is blank (not --strict)
     blank: list[SkippedCase] = []
+    # turns left out because they do not read (a label that is a number, no message; not --strict)
+    invalid: list[UnreadTurn] = []
+    # turns measured without a field that did not validate (label_source = "manual"; not --strict)
+    ignored_fields: list[UnreadTurn] = []
     # the thresholds the bands were decided with (the backend's fitted ones when the config sets none)
     thresholds: dict[str, float] = {}
     # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
@@ -1034,6 +1109,11 @@ class EvalReport(BaseModel):
                 "cases": [c.model_dump() for c in self.skipped],
             },
             "blank": {"turns": len(self.blank), "cases": [c.model_dump() for c in self.blank]},
+            "invalid": {
+                "turns": len(self.invalid),
+                "cases": [c.model_dump() for c in self.invalid],
+                "fields_ignored": [c.model_dump() for c in self.ignored_fields],
+            },
             "retrieval_recall": _round(o.retrieval_recall.value),
             "recall_at_k": {str(k): _round(v.value) for k, v in self.recall_at_k.items()},
             "top1": _round(o.top1.value),
@@ -1296,9 +1376,9 @@ def run_eval(
     from .route import build_router
 
     catalog = catalog or load_catalog(config.catalog_spec())
-    cases, sessions = load_cases(paths, label_sources)
+    cases, sessions = load_cases(paths, label_sources, lenient=not strict)
     if not strict:
-        aliases = {str(s.path): none_aliases(s, catalog) for s in sessions}
+        aliases = {str(s.path): label_aliases(s, catalog) for s in sessions}
         cases = [c.model_copy(update={"turn": _aliased(c.turn, aliases.get(c.source, {}))}) for c in cases]
     gaps = check_cases(sessions, cases, catalog, strict=strict, skip_blank=True)
     if not strict:
@@ -1317,7 +1397,17 @@ def run_eval(
                 f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
                 f"({not_in_catalog_text(gaps.label_counts()).split(': ', 1)[1]}); pass --catalog with the catalog they were labelled for"
             )
-        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\")")
+        invalid = unread_turns(sessions)
+        if invalid:
+            raise EvalError(
+                f"no labelled turn{only} in {where} reads: {len(invalid)} turn{'' if len(invalid) == 1 else 's'} not valid, "
+                f"the first {invalid[0].problems[0]}"
+            )
+        fields = ignored_fields(sessions)
+        also = f"; {len(fields)} turn{'' if len(fields) == 1 else 's'} did not fully validate, the first {fields[0].problems[0]}" if fields else ""
+        extra = sorted({k for s in sessions for t in s.turns for k in (t.model_extra or {})})
+        keys = f"; the turns carry {', '.join(repr(k) for k in extra[:5])}, which eval does not read as a label" if extra else ""
+        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){keys}{also}")
     router = build_router(config, catalog, backend)
     report = evaluate_router(
         router, kept, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
@@ -1325,7 +1415,9 @@ def run_eval(
     report.copies = copy_notes(sessions)
     report.skipped = list(gaps.skipped)
     report.blank = list(gaps.blank)
-    report.catalog_lines = gaps.lines(catalog)
+    report.invalid = unread_turns(sessions)
+    report.ignored_fields = ignored_fields(sessions)
+    report.catalog_lines = unread_lines(sessions) + gaps.lines(catalog)
     return report
 
 

@@ -50,6 +50,24 @@ def _stamp_text(value: Any) -> Any:
 Stamp = Annotated[str, BeforeValidator(_stamp_text)]
 
 
+def _one_is_a_list(value: Any) -> Any:
+    """`tags = "notify"` / `acceptable = "send_sms"`: one value written alone, as an author of a
+    labelled set may, is the list of it (it refused the whole file)."""
+    return [value] if isinstance(value, str) else value
+
+
+def _tag_texts(value: Any) -> Any:
+    """Tags as text: a number or a boolean (`tags = [2024, true]`) is the tag its TOML spelling reads."""
+    value = _one_is_a_list(value)
+    if isinstance(value, list):
+        return [("true" if item else "false") if isinstance(item, bool) else str(item) if isinstance(item, (int, float)) else item for item in value]
+    return value
+
+
+OneOrMore = Annotated[list[str], BeforeValidator(_one_is_a_list)]
+Tags = Annotated[list[str], BeforeValidator(_tag_texts)]
+
+
 class _Record(BaseModel):
     # extra="allow": keys a newer version or a person added survive a load/save round trip.
     model_config = ConfigDict(extra="allow")
@@ -138,8 +156,8 @@ class Turn(_Record):
     label_source: LabelSource | None = None
     reviewer: str | None = None
     not_this: list[str] = []  # options a person declined for this turn ("not this")
-    acceptable: list[str] = []
-    tags: list[str] = []
+    acceptable: OneOrMore = []
+    tags: Tags = []
     at: Stamp | None = None
     decision: TurnDecision | None = None
     fallback: FallbackRecord | None = None
@@ -167,6 +185,12 @@ class Session(BaseModel):
     session: SessionInfo
     turns: list[Turn] = []
     path: Path | None = None
+    # parse_session(lenient=True): (turn index, its problems) for each turn that did not read; the
+    # turn is an empty unlabelled placeholder in `turns`, so every other index stays the file's
+    unread: list[tuple[int, list[str]]] = []
+    # parse_session(lenient=True): (turn index, its problems) for each turn read without the fields
+    # (_IGNORABLE) that alone did not validate
+    ignored: list[tuple[int, list[str]]] = []
 
     @property
     def id(self) -> str:
@@ -224,49 +248,99 @@ def is_catalog_shaped(data: dict[str, Any]) -> bool:
     return "tools" in data and "session" not in data and "turns" not in data
 
 
-def parse_session(data: dict[str, Any], source: str = "<session>") -> Session:
+# Turn fields a lenient read (eval) may drop when they alone do not validate: what the router
+# recorded and what a person noted beside the label (without expected_arguments, the turn's
+# argument match is not scored; without label_source, the label counts as "hand").
+_IGNORABLE = {"label_source", "reviewer", "not_this", "tags", "at", "decision", "fallback", "arguments", "expected_arguments"}
+
+
+def _turn_problem(where: str, err: Any) -> str:
+    field = ".".join(str(p) for p in err["loc"])
+    msg = "is required" if err["type"] == "missing" else err["msg"].replace("Input should be", "must be")
+    return f"{where}: field '{field}' {msg}"
+
+
+def parse_session(data: dict[str, Any], source: str = "<session>", *, lenient: bool = False) -> Session:
+    """lenient (eval without --strict, which only reads): a turn that does not validate (a label that
+    is a number, no message, a misspelt key) is left out, its problems in Session.unread, instead of
+    refusing the whole file; a [session] field that does not validate is left out of it."""
     problems: list[str] = []
+    unread: list[tuple[int, list[str]]] = []
+    ignored: list[tuple[int, list[str]]] = []
     if is_catalog_shaped(data):
         raise SessionError(f"{source}: this is a catalog file ([[tools]]), not a session file; pass it with --catalog")
+    for key in data:
+        if key not in ("session", "turns"):
+            # `[[turn]]` for `[[turns]]`: its turns were read as nothing at all, and eval measured the
+            # file without them, silently (a key further off is kept, as keys a person adds are)
+            hint = did_you_mean(key, ("session", "turns"), cutoff=TYPO_CUTOFF)
+            if hint:
+                raise SessionError(f"{source}: unknown top-level key '{key}'{hint}; nothing under it would be read")
     head = data.get("session")
     if head is None:
         head = {"id": Path(source).stem}
     if not isinstance(head, dict):
         raise SessionError(f"{source}: [session] must be a table")
-    problems += _near_miss_keys(head, "session", f"{source}: [session]")
+    head_problems = _near_miss_keys(head, "session", f"{source}: [session]")
+    bad: set[Any] = set()
     try:
         info = SessionInfo.model_validate({"id": Path(source).stem, **head})
     except ValidationError as exc:
         info = SessionInfo(id=Path(source).stem)
-        problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg'].replace('Input should be', 'must be')}" for e in exc.errors()]
+        bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
+        head_problems += [f"{source}: [session] field '{'.'.join(map(str, e['loc']))}' {e['msg'].replace('Input should be', 'must be')}" for e in exc.errors()]
+    if head_problems and lenient:
+        with contextlib.suppress(ValidationError):  # the rest of [session] (its catalog, its id) still holds
+            info = SessionInfo.model_validate({"id": Path(source).stem, **{k: v for k, v in head.items() if k not in bad}})
+        unread.append((-1, head_problems))
+    elif head_problems:
+        problems += head_problems
     raw_turns = data.get("turns", [])
     if not isinstance(raw_turns, list):
         raise SessionError(f"{source}: 'turns' must be an array of tables ([[turns]])")
     turns: list[Turn] = []
     for index, raw in enumerate(raw_turns):
         where = f"{source}: turns[{index}]"
+        found: list[str] = []
+        turn: Turn | None = None
         if not isinstance(raw, dict):
-            problems.append(f"{where}: must be a table")
-            continue
-        problems += _near_miss_keys(raw, "turn", where)
-        for sub in ("decision", "fallback", "arguments"):
-            if isinstance(raw.get(sub), dict):
-                problems += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
-        try:
-            turns.append(Turn.model_validate(raw))
-        except ValidationError as exc:
-            for err in exc.errors():
-                field = ".".join(str(p) for p in err["loc"])
-                msg = "is required" if err["type"] == "missing" else err["msg"].replace("Input should be", "must be")
-                problems.append(f"{where}: field '{field}' {msg}")
+            found.append(f"{where}: must be a table")
+        else:
+            found += _near_miss_keys(raw, "turn", where)
+            for sub in ("decision", "fallback", "arguments"):
+                if isinstance(raw.get(sub), dict):
+                    found += _near_miss_keys(raw[sub], sub, f"{where}.{sub}")
+            typos = bool(found)
+            try:
+                turn = Turn.model_validate(raw)
+            except ValidationError as exc:
+                errors = exc.errors()
+                found += [_turn_problem(where, err) for err in errors]
+                fields = {err["loc"][0] for err in errors if err["loc"]}
+                if lenient and not typos and len(fields) == len(errors) and fields <= _IGNORABLE:
+                    # only what the router did or a person noted is wrong (label_source = "manual",
+                    # reviewer = 5): the message and label are sound, so the turn is measured without them
+                    with contextlib.suppress(ValidationError):
+                        turn = Turn.model_validate({k: v for k, v in raw.items() if k not in fields})
+                        ignored.append((index, found))
+                        turns.append(turn)
+                        continue
+                    turn = None
+        if found and lenient:
+            unread.append((index, found))
+            turns.append(Turn(message=""))  # a placeholder: the indexes of the turns after it stay the file's
+        elif found:
+            problems += found
+        elif turn is not None:
+            turns.append(turn)
     if problems:
         raise SessionError(f"{source}: {len(problems)} problem(s) in the session file", problems)
-    return Session(session=info, turns=turns, path=Path(source) if source != "<session>" else None)
+    return Session(session=info, turns=turns, path=Path(source) if source != "<session>" else None, unread=unread, ignored=ignored)
 
 
-def load_session(path: str | Path) -> Session:
+def load_session(path: str | Path, *, lenient: bool = False) -> Session:
     path = Path(path)
-    return parse_session(tomlio.read_toml_file(path, "session", SessionError, untouched=True), str(path))
+    return parse_session(tomlio.read_toml_file(path, "session", SessionError, untouched=True), str(path), lenient=lenient)
 
 
 def _compact(value: Any) -> Any:

@@ -106,6 +106,13 @@ def _label_sources(text: str) -> frozenset[str]:
     return frozenset(set(LABEL_SOURCES) - set(names)) if exclude else frozenset(names)
 
 
+def _warn_examples(config) -> None:
+    from ..config import unmatched_example_patterns
+
+    for line in unmatched_example_patterns(config):
+        print(f"tui-router: warning: {line}", file=sys.stderr)
+
+
 def _catalog(config):
     from ..catalog import load_catalog
 
@@ -133,6 +140,7 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     from ..report import eval_sections, print_sections
 
     config = config_from_args(args)
+    _warn_examples(config)
     # `is not None`: an empty --gate "$GATE" (an unset CI variable) is refused, never a silent pass
     conditions = parse_gate(args.gate, EVAL_GATE_METRICS) if args.gate is not None else None
     if args.compare and args.compare not in BACKENDS:
@@ -201,6 +209,7 @@ def _header(report, compared: bool) -> str:
         f"eval: {report.n} labelled turns ({report.tool_cases} tool, {report.none_cases} none"
         + (f"; {len(report.skipped)} more skipped, their label not in the catalog" if report.skipped else "")
         + (f"; {len(report.blank)} skipped, their message blank" if report.blank else "")
+        + (f"; {len(report.invalid)} turn{'' if len(report.invalid) == 1 else 's'} left out, not valid" if report.invalid else "")
         + f") from {files}; "
         f"catalog '{report.catalog}' ({report.options} options); backend {report.backend} ({report.model})"
         + (" and a comparison backend" if compared else "")
@@ -282,6 +291,7 @@ def run_replay_cmd(args: argparse.Namespace) -> int:
     from ..errors import UserError
 
     config = config_from_args(args)
+    _warn_examples(config)
     if not args.headless:
         if args.json or args.gate is not None or args.all or args.what_if is not None:
             raise UserError("--json, --gate, --all and --what-if need --headless (without it the console opens in replay mode)")
@@ -442,6 +452,7 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
     from ..report import calibration_sections, print_sections
 
     config = config_from_args(args)
+    _warn_examples(config)
     catalog = _catalog(config)
     result = calibrate(
         args.cases,

@@ -356,6 +356,7 @@ class LocalBackend(DecisionBackend):
 
 def load_exemplars(patterns: list[str], base_dir: Path) -> list[tuple[str, str]]:
     """(label, message) pairs from every labelled turn in the session files matching the globs."""
+    from ..errors import SessionError
     from ..session import load_session, looks_like_catalog_file
 
     pairs: list[tuple[str, str]] = []
@@ -367,6 +368,11 @@ def load_exemplars(patterns: list[str], base_dir: Path) -> list[tuple[str, str]]
             if path in seen or not path.is_file() or looks_like_catalog_file(path):  # a glob over cases may match their catalog
                 continue
             seen.add(path)
-            session = load_session(path)
+            try:
+                session = load_session(path)
+            except SessionError as exc:
+                raise SessionError(
+                    exc.message, [*exc.lines(), f"{path} is a file [local] examples names ('{pattern}'); fix it or leave it out of examples"]
+                ) from None
             pairs.extend((t.label, t.message) for t in session.turns if t.label)
     return pairs
