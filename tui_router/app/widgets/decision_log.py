@@ -138,6 +138,16 @@ class DecisionLog(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self) -> None:
+        self._fit_width()
+
+    def watch_show_vertical_scrollbar(self, old: bool, new: bool) -> None:
+        # The scrollbar that comes with the first row past a page takes two cells without a Resize:
+        # the rows drawn before it stayed two cells too wide (the label column under the scrollbar,
+        # cut silently, and a horizontal scrollbar taking a row of the log), the new rows narrower.
+        if old != new:
+            self.call_after_refresh(self._fit_width)
+
+    def _fit_width(self) -> None:
         if self.scrollable_content_region.width != self._built_for:
             self.rebuild()
             if self.cursor is not None:  # new column widths: the detail names the ids they now cut

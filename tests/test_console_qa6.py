@@ -1,0 +1,74 @@
+"""Console defects a demanding operator found driving the console in tmux (one test per defect)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_harness import AGENDA, close_confirms, make_app, make_config, screen_text, settle, submit
+from rich.cells import cell_len
+
+
+def _log_lines(app) -> list[str]:
+    """The Decision log's header and rows as shown (inside its borders)."""
+    lines = screen_text(app).splitlines()
+    top = next(i for i, line in enumerate(lines) if "Decision log" in line)
+    rows = []
+    for line in lines[top + 1 :]:
+        inner = line[1:-1]
+        if inner.strip().startswith("─"):
+            break
+        rows.append(inner)
+    return rows
+
+
+async def test_header_keeps_one_line_after_shrinking_the_terminal(tmp_path: Path) -> None:
+    # 120x40 -> 80x24 in tmux: the header line (its long form, one line at 120 columns, two at 80
+    # until the short form replaced it) kept two lines, a blank line under it and a row less for
+    # the panes, until the next change of the header's text. The header is always one line.
+    app = make_app(make_config(tmp_path), session_id="2026-12-01T22-07-23-16a9b0")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await close_confirms(app, pilot)
+        status = app.query_one("#status")
+        assert status.region.height == 1
+        await pilot.resize_terminal(80, 24)
+        await settle(app, pilot)
+        assert status.region.height == 1
+        lines = screen_text(app).splitlines()
+        assert "16a9b0.toml (saved)" in lines[0]
+        assert lines[1].startswith("╭─ Candidates"), lines[:3]
+        await pilot.resize_terminal(120, 40)  # and back: the long form, still one line
+        await settle(app, pilot)
+        assert status.region.height == 1
+        assert "sessions/2026-12-01T22-07-23-16a9b0.toml (saved)" in screen_text(app).splitlines()[0]
+
+
+async def test_log_rows_refit_when_its_scrollbar_appears(tmp_path: Path) -> None:
+    # At 80x24 the log shows six rows; the seventh turn brings a scrollbar (two cells) without a
+    # resize. The rows drawn before it stayed two cells too wide: the label column ran under the
+    # scrollbar (cut silently), a horizontal scrollbar took the log's last row (one turn fewer
+    # shown, a blank row), and rows drawn after it were two cells narrower, out of line with
+    # the header.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for n in range(8):
+            await submit(app, pilot, f"{AGENDA} {n}")
+            await close_confirms(app, pilot)
+        await settle(app, pilot)
+        log = app.log_table
+        assert log.show_vertical_scrollbar
+        assert not log.show_horizontal_scrollbar
+        width = log.scrollable_content_region.width
+        assert log.virtual_size.width == width
+        rows = _log_lines(app)
+        header, shown = rows[0], rows[1:]
+        assert len(shown) == 6 and all("list_events" in row for row in shown), rows  # no blank row
+        # every row lines up with the header, and the label column ends before the scrollbar
+        choice_at = header.index("choice")
+        assert all(row.index("list_events") == choice_at for row in shown), rows
+        assert all(cell_len(log.render_line(y).text) == width for y in range(6))
+        assert header.index("label") + len("label") <= width
+        # the selected (last) turn is in view
+        assert log.cursor == 7 and log.scroll_offset.y == 2
