@@ -72,3 +72,39 @@ async def test_log_rows_refit_when_its_scrollbar_appears(tmp_path: Path) -> None
         assert header.index("label") + len("label") <= width
         # the selected (last) turn is in view
         assert log.cursor == 7 and log.scroll_offset.y == 2
+
+
+def _shown_numbers(app) -> list[int]:
+    """The turn numbers (the messages' first word) of the log rows on screen; a blank row is 0."""
+    rows = _log_lines(app)[1:]
+    return [int(row.split()[0]) if row.strip() else 0 for row in rows]
+
+
+async def test_selected_turn_stays_in_view_when_the_log_changes_height(tmp_path: Path) -> None:
+    # 80x24 -> 60x20 with the last of 15 turns selected: the log (six rows, then four) kept its
+    # scroll offset, so the selected turn, whose details the panes showed, was below the fold.
+    # And the other way (60x20 -> 80x24, or the header going back to one line): blank rows under
+    # the last turn while turns above it were out of view.
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for n in range(1, 16):
+            await submit(app, pilot, f"{n} {AGENDA}")
+            await close_confirms(app, pilot)
+        log = app.log_table
+        assert log.cursor == 14
+        assert _shown_numbers(app) == [10, 11, 12, 13, 14, 15]
+        await pilot.resize_terminal(60, 20)
+        await settle(app, pilot)
+        assert log.cursor == 14
+        assert _shown_numbers(app) == [12, 13, 14, 15]
+        await pilot.resize_terminal(80, 24)
+        await settle(app, pilot)
+        assert _shown_numbers(app) == [10, 11, 12, 13, 14, 15]
+        # a turn in the middle stays where it is when it is in view
+        await pilot.press("escape", "up", "up", "up")
+        assert log.cursor == 11
+        await pilot.resize_terminal(60, 20)
+        await settle(app, pilot)
+        assert 12 in _shown_numbers(app)
+

@@ -139,6 +139,19 @@ class DecisionLog(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._fit_width()
+        self._sync_size()  # the page the virtual height grows by is the new height
+        # a shorter log (80x24 -> 60x20) kept its scroll offset: the selected turn, the last one,
+        # was below the fold while the panes showed it
+        self.call_after_refresh(self._show_cursor)
+
+    def _show_cursor(self) -> None:
+        # and a taller log (the header back to one line, a bigger terminal) kept it too: blank rows
+        # under the last turn while turns above it were out of view
+        rows, height = len(self.turns), self.scrollable_content_region.height
+        if height and self.scroll_offset.y + height > rows:
+            self.scroll_to(y=max(0, rows - height), animate=False, force=True, immediate=True)
+        if self.cursor is not None:
+            self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, force=True, immediate=True)
 
     def watch_show_vertical_scrollbar(self, old: bool, new: bool) -> None:
         # The scrollbar that comes with the first row past a page takes two cells without a Resize:
