@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_harness import AGENDA, close_confirms, make_app, make_config, screen_text, settle, submit
+from app_harness import (
+    AGENDA,
+    close_confirms,
+    confidence_of,
+    make_app,
+    make_config,
+    notifications,
+    screen_text,
+    settle,
+    submit,
+    thresholds_for,
+)
 from rich.cells import cell_len
 
 
@@ -108,3 +119,44 @@ async def test_selected_turn_stays_in_view_when_the_log_changes_height(tmp_path:
         await settle(app, pilot)
         assert 12 in _shown_numbers(app)
 
+
+async def test_keys_typed_before_the_confirm_dialog_is_drawn_go_to_the_message_box(tmp_path: Path) -> None:
+    # Enter, then "yes and now..." typed straight on (tmux delivers it as one burst): the decision
+    # came back between the keys, its dialog was pushed, and the `y` reached it before its first
+    # frame. The `y` was lost (no answer, not in the box: the next message read "es and now..."),
+    # and a `n` there could as well have declined a turn nobody had seen.
+    import asyncio
+
+    from textual import events
+
+    from tui_router.app.widgets.message_input import MessageInput
+
+    message = "text 555 1234 that I am late"
+    choice, confidence = confidence_of(make_config(tmp_path), message)
+    high, medium = thresholds_for("medium", confidence)
+    app = make_app(make_config(tmp_path, policy={"high": high, "medium": medium}))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        box = app.query_one("#message", MessageInput)
+        box.value = message
+        app.post_message(events.Key("enter", None))
+        for _ in range(5000):  # the moment the dialog is pushed, before it is drawn
+            await asyncio.sleep(0)
+            if len(app.screen_stack) > 1:
+                break
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        for key in "yes":
+            app.post_message(events.Key(key, key))
+        await settle(app, pilot)
+        assert box.value == "yes"
+        assert type(app.screen).__name__ != "ConfirmTurnModal"
+        assert app.session.turns[0].decision.choice == choice and app.session.turns[0].decision.outcome == "pending"
+        assert "Turn 1 waits for confirmation: Enter on its row in the Decision log opens it." in notifications(app)
+        # once drawn, the dialog answers its keys as before
+        app.log_table.focus()
+        await pilot.press("enter")  # on the pending row: the dialog again
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "ConfirmTurnModal"
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert app.session.turns[0].decision.outcome == "approved"
