@@ -160,3 +160,38 @@ async def test_keys_typed_before_the_confirm_dialog_is_drawn_go_to_the_message_b
         await pilot.press("y")
         await settle(app, pilot)
         assert app.session.turns[0].decision.outcome == "approved"
+
+
+async def test_footer_shows_cancel_in_place_of_fallback_while_one_runs(tmp_path: Path) -> None:
+    # At 80 columns, the Decision log's footer with a fallback running read
+    # "a Accept  l Pick  x Clear  u Undo  f Fallback  c Cancel  f1 Help  f▏": "f2 Catalog" cut to an
+    # "f". While a command runs, `c Cancel` takes the place of `f Fallback` (f cannot start another
+    # one; it still says why), so the keys shown fit whole.
+    from app_harness import fallback_section
+
+    app = make_app(make_config(tmp_path, fallback=fallback_section("sleepy.py", "30")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)  # low band: fallback pending
+        await submit(app, pilot, "qqq zzz flibber")
+        await submit(app, pilot, "zzz qqq again")
+        await pilot.press("escape")
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert "f Fallback" in footer and "f2 Catalog" in footer and "Cancel" not in footer, footer
+        await pilot.press("up", "f")  # turn 1
+        await pilot.pause(0.3)
+        assert app.workspace.fallback_turn == 0
+        footer = screen_text(app).splitlines()[-1]
+        assert "c Cancel" in footer and "f Fallback" not in footer, footer
+        assert "f2 Catalog" in footer and "f1 Help" in footer, footer
+        await pilot.press("down", "f")  # turn 2 while turn 1's runs: refused, with the reason
+        await pilot.pause()
+        assert "The fallback is running for turn 1; press c to cancel it." in notifications(app)
+        assert app.workspace.fallback_turn == 0
+        await pilot.press("up", "c")
+        await settle(app, pilot)
+        assert app.workspace.fallback_turn is None
+        footer = screen_text(app).splitlines()[-1]
+        assert "f Fallback" in footer and "Cancel" not in footer, footer
+        assert app.session.turns[0].fallback is None and app.session.turns[0].decision.outcome == "pending"

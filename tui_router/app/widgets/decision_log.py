@@ -62,6 +62,9 @@ class DecisionLog(ScrollView, can_focus=True):
         Binding("x", "app.label_clear", "Clear", id="label.clear", tooltip="Clear the turn's label"),
         UNDO_BINDING,
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
+        # while a fallback runs the footer shows `c Cancel` instead of `f Fallback` (with both, at 80
+        # columns it cut "f2 Catalog" to "f"); f still says why it cannot start another one
+        Binding("f", "app.fallback_while_running", "Fallback", id="turn.fallback_running", show=False, tooltip="Say that a fallback command is running"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
         # priority: run when the app reads the key, before the keys after it are sent to a widget,
         # so "ihello" typed fast puts "hello" in the message box (see app.action_focus_input)
