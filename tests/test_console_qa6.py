@@ -195,3 +195,47 @@ async def test_footer_shows_cancel_in_place_of_fallback_while_one_runs(tmp_path:
         footer = screen_text(app).splitlines()[-1]
         assert "f Fallback" in footer and "Cancel" not in footer, footer
         assert app.session.turns[0].fallback is None and app.session.turns[0].decision.outcome == "pending"
+
+
+async def test_a_long_fallback_output_opens_without_laying_out_all_of_it(tmp_path: Path) -> None:
+    # Enter on a turn whose fallback printed a lot (`seq 1 200000`, cut at the 64 KB output_cap; here 236 KB under a 256 KB cap):
+    # the output dialog laid out the whole text as one Static before it showed, about a second at
+    # 64 KB and 3.6 s at a 256 KB output_cap, the console frozen. It now draws the lines a screen
+    # at a time (the what-if dialog's line widget); the keys read it to the end, stderr under it.
+    import sys
+
+    from tui_router.app.widgets.wrapped_lines import WrappedLines
+
+    script = tmp_path / "lots.py"
+    script.write_text(
+        "import sys\nsys.stdout.write(''.join(f'{i} line of output\\n' for i in range(1, 12001)))\n"
+        "sys.stderr.write('warning \\x1b[31m from the model\\n')\n",
+        encoding="utf-8",
+    )
+    section = {"command": [sys.executable, str(script)], "output_cap": 262144}
+    app = make_app(make_config(tmp_path, fallback=section))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.set_thresholds(1.0, 1.0)  # low band: fallback pending
+        await submit(app, pilot, "qqq zzz flibber")
+        await pilot.press("escape", "f")
+        await settle(app, pilot)
+        record = app.session.turns[0].fallback
+        assert record is not None and record.output.count("\n") == 12000 and not record.truncated
+        await pilot.press("enter")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "FallbackOutputScreen"
+        lines = app.screen.query_one("#output-scroll")
+        assert isinstance(lines, WrappedLines) and lines.has_focus
+        assert lines.lines[0] == "1 line of output" and lines.lines[11999] == "12000 line of output"
+        assert lines.lines[12000:] == ["", "stderr", "warning \\x1b[31m from the model"]
+        text = screen_text(app)
+        assert "1 line of output" in text and "12000 line of output" not in text
+        await pilot.press("end")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "12000 line of output" in text and "warning \\x1b[31m from the model" in text
+        assert "\x1b[31m" not in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0]
