@@ -239,3 +239,38 @@ async def test_a_long_fallback_output_opens_without_laying_out_all_of_it(tmp_pat
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.screen_stack[0]
+
+
+async def test_f2_on_a_turn_of_another_catalog_leaves_the_catalog_filter_alone(tmp_path: Path) -> None:
+    # A turn routed to list_events, then `catalog: open` support (no list_events), then F2: the
+    # Catalog opened with "list_events" typed in its filter box and "No option matches" instead of
+    # the catalog's tools; the next letters typed were appended to it.
+    from textual.widgets import Input, OptionList
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await close_confirms(app, pilot)
+        assert app.session.turns[0].decision.choice == "list_events"
+        app.use_catalog("support")
+        await settle(app, pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        box = app.query_one("#catalog-filter", Input)
+        assert box.has_focus and box.value == ""
+        listing = app.query_one("#catalog-list", OptionList)
+        ids = [listing.get_option_at_index(i).id for i in range(listing.option_count)]
+        assert "search_docs" in ids and "No option matches" not in screen_text(app)
+        await pilot.press("s", "e", "a", "r")
+        await pilot.pause()
+        assert box.value == "sear"
+        # a turn of the catalog in use still shows its choice there, as before
+        await pilot.press("f2")  # closes it
+        await submit(app, pilot, "how do I export a report, check the documentation")
+        await close_confirms(app, pilot)
+        choice = app.session.turns[1].decision.choice
+        assert choice == "search_docs"
+        await pilot.press("f2")
+        await pilot.pause()
+        assert listing.highlighted_option is not None and listing.highlighted_option.id == choice
