@@ -166,7 +166,8 @@ async def test_footer_shows_cancel_in_place_of_fallback_while_one_runs(tmp_path:
     # At 80 columns, the Decision log's footer with a fallback running read
     # "a Accept  l Pick  x Clear  u Undo  f Fallback  c Cancel  f1 Help  f▏": "f2 Catalog" cut to an
     # "f". While a command runs, `c Cancel` takes the place of `f Fallback` (f cannot start another
-    # one; it still says why), so the keys shown fit whole.
+    # one; it still says why), and a key that does not fit is left out whole (Textual's footer
+    # cut it: "f2 Catalog  q▏").
     from app_harness import fallback_section
 
     app = make_app(make_config(tmp_path, fallback=fallback_section("sleepy.py", "30")))
@@ -178,13 +179,15 @@ async def test_footer_shows_cancel_in_place_of_fallback_while_one_runs(tmp_path:
         await pilot.press("escape")
         await pilot.pause()
         footer = screen_text(app).splitlines()[-1]
-        assert "f Fallback" in footer and "f2 Catalog" in footer and "Cancel" not in footer, footer
+        assert "f Fallback" in footer and "Cancel" not in footer, footer
+        assert footer.split("▏")[0].rstrip().endswith("f Fallback  f1 Help  f2 Catalog"), footer
         await pilot.press("up", "f")  # turn 1
         await pilot.pause(0.3)
         assert app.workspace.fallback_turn == 0
         footer = screen_text(app).splitlines()[-1]
         assert "c Cancel" in footer and "f Fallback" not in footer, footer
-        assert "f2 Catalog" in footer and "f1 Help" in footer, footer
+        # whole keys only: the one that does not fit (q Quit) is left out, not cut to "q▏"
+        assert footer.split("▏")[0].rstrip().endswith("c Cancel  f1 Help  f2 Catalog"), footer
         await pilot.press("down", "f")  # turn 2 while turn 1's runs: refused, with the reason
         await pilot.pause()
         assert "The fallback is running for turn 1; press c to cancel it." in notifications(app)
@@ -274,3 +277,30 @@ async def test_f2_on_a_turn_of_another_catalog_leaves_the_catalog_filter_alone(t
         await pilot.press("f2")
         await pilot.pause()
         assert listing.highlighted_option is not None and listing.highlighted_option.id == choice
+
+
+async def test_footer_leaves_out_whole_keys_and_brings_them_back_when_wider(tmp_path: Path) -> None:
+    # The footer's keys that ran under the palette key were cut anywhere ("q▏" at 80 columns in
+    # the Decision log): they are left out whole, and shown again when the terminal is wider.
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await close_confirms(app, pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.pause()
+
+        def shown() -> list[str]:
+            return [k.description for k in app.screen.query(FooterKey) if k.display and not k.has_class("-command-palette")]
+
+        palette = next(k for k in app.screen.query(FooterKey) if k.has_class("-command-palette"))
+        assert shown() == ["Accept", "Pick", "Clear", "Undo", "Fallback", "Help", "Catalog"]
+        assert all(k.region.right <= palette.region.x for k in app.screen.query(FooterKey) if k.display and k is not palette)
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        await pilot.pause()
+        assert shown() == ["Accept", "Pick", "Clear", "Undo", "Fallback", "Help", "Catalog", "Quit"]
+        assert "q Quit" in screen_text(app).splitlines()[-1]

@@ -27,7 +27,6 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
@@ -66,6 +65,7 @@ from .widgets.candidates import CandidatesView
 from .widgets.catalog_pane import CatalogPane
 from .widgets.decision_log import DecisionLog, full_ids
 from .widgets.distribution import DistributionView
+from .widgets.footer import FittedFooter
 from .widgets.message_input import MessageInput
 from .widgets.panes import Pane, ScrollPane
 from .widgets.status import StatusLine
@@ -259,7 +259,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                     with ScrollPane(id="turn-detail-scroll"):  # maximizes its pane
                         yield PaneText("", id="turn-detail")
         yield MessageInput(id="message")
-        yield Footer()
+        yield FittedFooter()
 
     @property
     def log_table(self) -> DecisionLog:
