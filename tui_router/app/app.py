@@ -27,7 +27,6 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config, PolicyConfig
@@ -66,6 +65,7 @@ from .widgets.candidates import CandidatesView
 from .widgets.catalog_pane import CatalogPane
 from .widgets.decision_log import DecisionLog, full_ids
 from .widgets.distribution import DistributionView
+from .widgets.footer import FittedFooter
 from .widgets.message_input import MessageInput
 from .widgets.panes import Pane, ScrollPane
 from .widgets.status import StatusLine
@@ -259,7 +259,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
                     with ScrollPane(id="turn-detail-scroll"):  # maximizes its pane
                         yield PaneText("", id="turn-detail")
         yield MessageInput(id="message")
-        yield Footer()
+        yield FittedFooter()
 
     @property
     def log_table(self) -> DecisionLog:
@@ -956,6 +956,9 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.refresh_bindings()
         self.run_fallback_turn(index, turn.message)
 
+    def action_fallback_while_running(self) -> None:
+        self.action_fallback()  # the refusal: which turn's command runs, and that c cancels it
+
     def _fallback_running(self) -> tuple[float, str] | None:
         if self.workspace.fallback_turn is None:
             return None
@@ -1020,8 +1023,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self._opening is not None and action in SESSION_ACTIONS:
             return None  # shown greyed: the session is still being read
-        if action == "cancel_fallback":
+        if action in ("cancel_fallback", "fallback_while_running"):
             return self.workspace.fallback_turn is not None
+        if action == "fallback":  # key f: c Cancel takes its place in the footer while one runs
+            return self.workspace.fallback_turn is None
         if action in ("toggle_catalog", "save_as"):
             return self.screen is self.screen_stack[0]  # console-screen actions, not over dialogs or replay
         return True

@@ -61,6 +61,7 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
         super().__init__(id="confirm-modal")
         self.request = request
         self._box: Input | None = None  # set when the operator types on: the message box the keys go to
+        self._shown = False  # painted once: before that, no key can be an answer to it
 
     def compose(self) -> ComposeResult:
         r = self.request
@@ -117,6 +118,10 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
     def on_mount(self) -> None:
         self.query_one("#approve", Button).focus()
         self._fit(self.app.size.height)
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self._shown = True
 
     def on_resize(self, event) -> None:
         self._fit(event.size.height)
@@ -130,8 +135,12 @@ class ConfirmTurnModal(ModalScreen[ConfirmResult | None]):
         # on answering it ("Book the dentist": the `n` declined the turn, "tist" became the next
         # message). The dialog steps aside (the turn stays pending) and the keys go to the box:
         # keys already queued for this dialog (a terminal delivers a burst) until it has gone too.
+        # Keys that reach the dialog before it is on screen were typed without seeing it: "yes,
+        # and..." typed right after Enter lost its `y` (neither an answer nor in the box; a `n`
+        # there could as well have declined the turn unseen). Before its first frame even y/n/c
+        # are the next message's letters.
         if self._box is None:
-            if not (event.is_printable and event.character) or event.key in self._bound_keys():
+            if not (event.is_printable and event.character) or (self._shown and event.key in self._bound_keys()):
                 return
             below = self.app.screen_stack[-2].focused if len(self.app.screen_stack) > 1 else None
             if not isinstance(below, Input):

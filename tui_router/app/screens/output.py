@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from ...session import FallbackRecord
 from ...textsafe import visible
+from ..widgets.wrapped_lines import WrappedLines
+
+
+def output_lines(record: FallbackRecord) -> list[str]:
+    """The output, then its stderr under a `stderr` line, as plain lines (control characters shown)."""
+    lines = visible(record.output).rstrip("\n").split("\n") if record.output else ["(no output)"]
+    if record.stderr:
+        lines += ["", "stderr", *visible(record.stderr).rstrip("\n").split("\n")]
+    return lines
 
 
 class FallbackOutputScreen(ModalScreen[None]):
@@ -35,15 +44,15 @@ class FallbackOutputScreen(ModalScreen[None]):
             yield Static(Content.assemble((visible(" ".join(r.command)), "$text-muted"), "\n", (head, "bold")), id="output-head")
             if r.error:
                 yield Static(Content.styled(visible(r.error), "$error"), id="output-error")
-            with VerticalScroll(id="output-scroll"):
-                yield Static(Content(visible(r.output) or "(no output)"), id="output-text")
-                if r.stderr:
-                    yield Static(Content.assemble(("stderr\n", "bold $text-muted"), (visible(r.stderr), "$text-muted")), id="output-stderr")
+            # drawn a screen at a time: a Static laid out all of a 64 KB output (thousands of lines) to
+            # open the dialog and again at each key that scrolled it, about a second each, the
+            # console frozen
+            yield WrappedLines(output_lines(r), id="output-scroll")
         yield Footer()
 
     def on_mount(self) -> None:
         # the output can be 64 KB: focus its scroll so up/down, page up/down, home and end read it
-        self.query_one("#output-scroll", VerticalScroll).focus()
+        self.query_one("#output-scroll", WrappedLines).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

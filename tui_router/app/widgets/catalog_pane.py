@@ -232,8 +232,10 @@ class CatalogPane(Vertical):
             index = options.get_option_index(option_id)
         except Exception:
             # no filter; in a catalog longer than the list shows (LIST_LIMIT), the id as the filter
+            box = self.query_one("#catalog-filter", Input)
+            before = box.value
             for query in ("", option_id):
-                self.query_one("#catalog-filter", Input).value = query
+                box.value = query
                 self._fill(query)
                 try:
                     index = options.get_option_index(option_id)
@@ -241,6 +243,10 @@ class CatalogPane(Vertical):
                 except Exception:
                     continue
             else:
+                # not an option of this catalog (a turn routed with another one): the id was left
+                # in the filter box, as if typed, and the list said "No option matches 'send_sms'"
+                box.value = before
+                self._fill(before)
                 return
         options.highlighted = index
         self._detail(option_id)

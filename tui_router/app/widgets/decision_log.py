@@ -62,6 +62,9 @@ class DecisionLog(ScrollView, can_focus=True):
         Binding("x", "app.label_clear", "Clear", id="label.clear", tooltip="Clear the turn's label"),
         UNDO_BINDING,
         Binding("f", "app.fallback", "Fallback", id="turn.fallback", tooltip="Send the turn to the fallback LLM command"),
+        # while a fallback runs the footer shows `c Cancel` instead of `f Fallback` (with both, at 80
+        # columns it cut "f2 Catalog" to "f"); f still says why it cannot start another one
+        Binding("f", "app.fallback_while_running", "Fallback", id="turn.fallback_running", show=False, tooltip="Say that a fallback command is running"),
         Binding("c", "app.cancel_fallback", "Cancel", id="turn.cancel_fallback", tooltip="Stop the running fallback command"),
         # priority: run when the app reads the key, before the keys after it are sent to a widget,
         # so "ihello" typed fast puts "hello" in the message box (see app.action_focus_input)
@@ -138,6 +141,29 @@ class DecisionLog(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self) -> None:
+        self._fit_width()
+        self._sync_size()  # the page the virtual height grows by is the new height
+        # a shorter log (80x24 -> 60x20) kept its scroll offset: the selected turn, the last one,
+        # was below the fold while the panes showed it
+        self.call_after_refresh(self._show_cursor)
+
+    def _show_cursor(self) -> None:
+        # and a taller log (the header back to one line, a bigger terminal) kept it too: blank rows
+        # under the last turn while turns above it were out of view
+        rows, height = len(self.turns), self.scrollable_content_region.height
+        if height and self.scroll_offset.y + height > rows:
+            self.scroll_to(y=max(0, rows - height), animate=False, force=True, immediate=True)
+        if self.cursor is not None:
+            self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, force=True, immediate=True)
+
+    def watch_show_vertical_scrollbar(self, old: bool, new: bool) -> None:
+        # The scrollbar that comes with the first row past a page takes two cells without a Resize:
+        # the rows drawn before it stayed two cells too wide (the label column under the scrollbar,
+        # cut silently, and a horizontal scrollbar taking a row of the log), the new rows narrower.
+        if old != new:
+            self.call_after_refresh(self._fit_width)
+
+    def _fit_width(self) -> None:
         if self.scrollable_content_region.width != self._built_for:
             self.rebuild()
             if self.cursor is not None:  # new column widths: the detail names the ids they now cut
