@@ -304,3 +304,27 @@ async def test_footer_leaves_out_whole_keys_and_brings_them_back_when_wider(tmp_
         await pilot.pause()
         assert shown() == ["Accept", "Pick", "Clear", "Undo", "Fallback", "Help", "Catalog", "Quit"]
         assert "q Quit" in screen_text(app).splitlines()[-1]
+
+
+async def test_an_unresolved_turn_shows_no_choice_in_the_log(tmp_path: Path) -> None:
+    # A server answer whose probabilities summed to 1.2 (jevcompat mock --fault choice-sum) was
+    # unresolved, and the Distribution pane said so, but the log's choice column showed the refused
+    # answer's defer_to_llm, which read as the model choosing "none". An unresolved turn chose nothing.
+    from tui_router.session import Session, SessionInfo, Turn, TurnDecision
+
+    refused = TurnDecision(
+        candidates=["send_sms"], choice="defer_to_llm", probabilities={"send_sms": 0.6, "defer_to_llm": 0.6},
+        band="unresolved", action="fallback", error="the probabilities sum to 1.2, not 1",
+    )
+    chosen = TurnDecision(candidates=["send_sms"], choice="send_sms", probabilities={"send_sms": 0.9, "defer_to_llm": 0.1},
+                          confidence=0.9, band="high", action="execute", outcome="proposed")
+    session = Session(session=SessionInfo(id="unresolved", catalog="demo"),
+                      turns=[Turn(message="text Ana I'm late", decision=refused), Turn(message="text Bo hi", decision=chosen)])
+    app = make_app(make_config(tmp_path), session=session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        cells = [app.log_table.row_cells(i) for i in (0, 1)]
+        assert cells[0]["choice"].strip() == "-" and cells[0]["band"].strip().startswith("unres")
+        assert cells[1]["choice"].strip() == "send_sms"
+        rows = _log_lines(app)
+        assert not any("defer_to_llm" in row for row in rows[1:]), rows

@@ -219,8 +219,14 @@ class DecisionLog(ScrollView, can_focus=True):
         outcome = flag or OUTCOME_TEXT.get(d.outcome, d.outcome)
         if d.outcome == "pending" and d.action == "fallback" and not flag:
             outcome = "llm?"  # fallback pending: `f` sends it
+        if d.band == "unresolved" and not d.rerouted_to:
+            # an invalid or missing answer chose nothing: its choice field (the server's, refused)
+            # read in this column as a pick of that option, the none option most often
+            choice = ("-", "italic $text-muted")
+        else:
+            choice = (d.rerouted_to or d.choice or "-", "bold" if d.rerouted_to else "")
         values.update(
-            choice=(d.rerouted_to or d.choice or "-", "bold" if d.rerouted_to else ""),
+            choice=choice,
             conf=(fmt_prob(d.confidence), ""),
             band=(SHORT_BAND.get(d.band, d.band) if self.compact else d.band, BAND_STYLE.get(d.band, "")),
             action=(d.action, ""),
@@ -334,10 +340,11 @@ def full_ids(turn: Turn, room: tuple[int, int] = (NARROWEST_ID, NARROWEST_ID)) -
     the log cuts one: `room` is the width of its choice and label columns (DecisionLog.id_room).
     A 64-character id was cut there with … and could be read in full nowhere but the Catalog pane."""
     d = turn.decision
-    shown_choice = (d.rerouted_to or d.choice) if d else None  # what the choice column shows
+    chosen = d.choice if d and d.band != "unresolved" else None  # an unresolved turn chose nothing
+    shown_choice = (d.rerouted_to or chosen) if d else None  # what the choice column shows
     if (not shown_choice or _cells(shown_choice) <= room[0]) and (not turn.label or _cells(turn.label) <= room[1]):
         return None
-    ids = [("choice ", d.choice if d else None), ("re-routed to ", d.rerouted_to if d else None), ("label ", turn.label)]
+    ids = [("choice ", chosen), ("re-routed to ", d.rerouted_to if d else None), ("label ", turn.label)]
     parts = [Content.assemble((head, "$text-muted"), visible(value, single_line=True)) for head, value in ids if value]
     return Content(" · ").join(parts)
 
