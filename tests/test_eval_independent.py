@@ -286,6 +286,14 @@ def test_no_labelled_turn_names_the_keys_the_turns_carry_instead(tmp_path: Path,
     )
 
 
+def test_an_empty_label_is_said_not_dropped_unseen(tmp_path: Path, env, catalog: Path) -> None:
+    # `label = ""` read as no label: the turn left the count (n 2 for 3 turns written as labelled)
+    # with nothing said, unlike every other slip eval leaves out
+    cases = _write(tmp_path / "cases.toml", GOOD + '\n[[turns]]\nmessage = "Text Jordan I am late"\nlabel = ""\n')
+    rc, data, err = _eval(env, str(cases), "--catalog", str(catalog))
+    assert rc == 0 and data["n"] == 2
+    assert err.splitlines() == ['tui-router: warning: 1 turn with label = "" read as unlabelled, not scored: cases.toml turns[2]']
+
 
 def test_a_session_table_with_a_slip_keeps_the_rest_of_it(tmp_path: Path, env, catalog: Path) -> None:
     # `catalogue = "..."` (a near miss) beside a sound `catalog` and `id`: the whole [session] was

@@ -412,6 +412,13 @@ def unread_lines(sessions: Sequence[Session]) -> list[str]:
         n = len(turns)
         shown = "; ".join(t.problems[0] for t in turns[:3]) + (f"; and {n - 3} more" if n > 3 else "")
         lines.append(f"{n} turn{'' if n == 1 else 's'} left out, not a valid session turn: {shown} (--strict refuses instead)")
+    empty = [f"{Path(str(s.path)).name} turns[{i}]" for s in sessions for i, t in enumerate(s.turns) if t.label == ""]
+    if empty:  # `label = ""` reads as no label: said, or the turn vanished from the count unseen
+        n = len(empty)
+        lines.append(
+            f"{n} turn{'' if n == 1 else 's'} with label = \"\" read as unlabelled, not scored: "
+            + ", ".join(empty[:5]) + (f" and {n - 5} more" if n > 5 else "")
+        )
     fields = ignored_fields(sessions)
     if fields:
         n = len(fields)
