@@ -18,6 +18,8 @@ from app_harness import (
 )
 from rich.cells import cell_len
 
+from tui_router.app.format import display_path
+
 
 def _log_lines(app) -> list[str]:
     """The Decision log's header and rows as shown (inside its borders)."""
@@ -328,3 +330,28 @@ async def test_an_unresolved_turn_shows_no_choice_in_the_log(tmp_path: Path) -> 
         assert cells[1]["choice"].strip() == "send_sms"
         rows = _log_lines(app)
         assert not any("defer_to_llm" in row for row in rows[1:]), rows
+
+
+async def test_save_as_under_its_own_name_says_it_was_saved_in_place(tmp_path: Path) -> None:
+    # "Save as" with the suggested name (the session's own file): the notification said "Session
+    # saved as sessions/x.toml; further turns are saved there", read as a new file made. It was
+    # written in place, and says so; another name still says where further turns go.
+    app = make_app(make_config(tmp_path), session_id="2026-12-01T22-07-23-16a9b0")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await close_confirms(app, pilot)
+        own = app.session.path
+        assert own == tmp_path / "sessions" / "2026-12-01T22-07-23-16a9b0.toml" and own.is_file()
+        app.action_save_as()
+        await pilot.pause()
+        assert app.screen.query_one("#prompt-input").value == own.stem  # the suggested name
+        await pilot.press("enter")
+        await settle(app, pilot)
+        said = notifications(app)[-1]
+        assert said == f"Saved in place: {display_path(own)} is already this session's file."
+        assert "further turns" not in said and app.session.path == own
+        assert sorted(p.name for p in own.parent.glob("*.toml")) == [own.name]
+        assert app.save_as("renamed") == own.parent / "renamed.toml"
+        await pilot.pause()
+        assert notifications(app)[-1] == f"Session saved as {display_path(own.parent / 'renamed.toml')}; further turns are saved there."

@@ -1125,6 +1125,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         )
 
     def save_as(self, value: str) -> Path | None:
+        before = self.session.path
         try:
             target = self.workspace.save_as(value)
         except UserError as exc:
@@ -1134,7 +1135,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.notify(f"Could not save {value}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
             return None
         self._update_status()
-        self.notify(f"Session saved as {display_path(target)}; further turns are saved there.", markup=False)
+        if before is not None and target.resolve() == before.resolve():  # its own name: no new file
+            self.notify(f"Saved in place: {display_path(target)} is already this session's file.", markup=False)
+        else:
+            self.notify(f"Session saved as {display_path(target)}; further turns are saved there.", markup=False)
         return target
 
     # ------------------------------------------------------------------ sessions, replay, backend, policy
