@@ -436,3 +436,35 @@ async def test_every_path_prompt_keeps_a_refused_path_as_typed(tmp_path: Path, m
         await pilot.pause()
         assert app.screen is app.screen_stack[0] and app.session.path == path and app.router.catalog.name == catalog
         assert app.follow_path is None
+
+
+async def test_what_if_rows_wrap_under_their_own_text_at_80_columns(tmp_path: Path) -> None:
+    # At 80 columns a what-if row ("  tiny.toml:1  high/execute -> low/fallback  conf 0.62
+    # list_events  'show my calendar…'") is wider than the dialog: its quoted message wrapped to
+    # column 0, under the header line, not under its row. The continuation now starts under the
+    # row's text, two cells in from it; every row reads as one.
+    from tui_router.app.widgets.wrapped_lines import WrappedLines
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for n in range(3):
+            await submit(app, pilot, f"{AGENDA} and tell me about week {n} of the quarterly planning cycle")
+            await close_confirms(app, pilot)
+        assert app.show_what_if("1 1")  # every turn below confidence 1 drops to the fallback
+        await pilot.pause()
+        view = app.screen.query_one("#whatif-scroll", WrappedLines)
+        width = view.scrollable_content_region.width
+        rows = view._rows
+        changed = [line for line in view.lines if line.startswith("  ") and " -> " in line and ".toml:" in line]
+        assert len(changed) == 3 and all(len(line) > width for line in changed)  # each row wraps
+        for line in changed:
+            first = rows.index(next(r for r in rows if line.startswith(r) and r.startswith("  ")))
+            continuation = rows[first + 1]
+            assert continuation.startswith("    ") and continuation[4] != " ", rows  # under the row's text
+            assert line.endswith(continuation.strip()) or continuation.strip() in line
+        assert all(len(row) <= width for row in rows)
+        assert not [r for r in rows if r and not r.startswith(" ") and not r.startswith("what-if")], rows
+        # as drawn on screen: no row of the dialog starts at its first column but the header
+        shown = [view.render_line(y).text.rstrip() for y in range(view.scrollable_content_region.height)]
+        assert [r for r in shown if r and not r.startswith(" ")] == [rows[0]]
