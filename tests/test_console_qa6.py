@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from app_harness import (
     AGENDA,
     close_confirms,
@@ -17,6 +18,8 @@ from app_harness import (
     thresholds_for,
 )
 from rich.cells import cell_len
+
+from tui_router.app.format import display_path
 
 
 def _log_lines(app) -> list[str]:
@@ -328,3 +331,140 @@ async def test_an_unresolved_turn_shows_no_choice_in_the_log(tmp_path: Path) -> 
         assert cells[1]["choice"].strip() == "send_sms"
         rows = _log_lines(app)
         assert not any("defer_to_llm" in row for row in rows[1:]), rows
+
+
+async def test_save_as_under_its_own_name_says_it_was_saved_in_place(tmp_path: Path) -> None:
+    # "Save as" with the suggested name (the session's own file): the notification said "Session
+    # saved as sessions/x.toml; further turns are saved there", read as a new file made. It was
+    # written in place, and says so; another name still says where further turns go.
+    app = make_app(make_config(tmp_path), session_id="2026-12-01T22-07-23-16a9b0")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await close_confirms(app, pilot)
+        own = app.session.path
+        assert own == tmp_path / "sessions" / "2026-12-01T22-07-23-16a9b0.toml" and own.is_file()
+        app.action_save_as()
+        await pilot.pause()
+        assert app.screen.query_one("#prompt-input").value == own.stem  # the suggested name
+        await pilot.press("enter")
+        await settle(app, pilot)
+        said = notifications(app)[-1]
+        assert said == f"Saved in place: {display_path(own)} is already this session's file."
+        assert "further turns" not in said and app.session.path == own
+        assert sorted(p.name for p in own.parent.glob("*.toml")) == [own.name]
+        assert app.save_as("renamed") == own.parent / "renamed.toml"
+        await pilot.pause()
+        assert notifications(app)[-1] == f"Session saved as {display_path(own.parent / 'renamed.toml')}; further turns are saved there."
+
+
+async def _type_in_prompt(app, pilot, text: str) -> None:
+    from textual.widgets import Input
+
+    app.screen.query_one("#prompt-input", Input).value = text
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+async def test_a_refused_save_as_keeps_the_prompt_open_with_the_typed_name(tmp_path: Path) -> None:
+    # Save as onto a name that exists: the prompt closed, a notification said "already exists"
+    # and the name typed was gone: open the prompt, type it again. The prompt now stays, holding
+    # the name as typed and the refusal under it; another name saves from there; escape cancels.
+    from textual.widgets import Input
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, AGENDA)
+        await close_confirms(app, pilot)
+        own = app.session.path
+        taken = tmp_path / "sessions" / "taken-name.toml"
+        taken.write_text("# keep me\n", encoding="utf-8")
+        app.action_save_as()
+        await pilot.pause()
+        await _type_in_prompt(app, pilot, "taken-name")
+        assert type(app.screen).__name__ == "PromptModal"
+        assert app.screen.query_one("#prompt-input", Input).value == "taken-name"
+        assert app.focused is app.screen.query_one("#prompt-input", Input)
+        refusal = f"{taken} already exists; choose another name (nothing was overwritten)."
+        assert str(app.screen.query_one("#prompt-refusal").render()) == refusal
+        assert "taken-name.toml already exists" in screen_text(app)
+        assert not any("already exists" in n for n in notifications(app))  # said once, in the prompt
+        assert taken.read_text(encoding="utf-8") == "# keep me\n" and app.session.path == own
+        box = app.screen.query_one("#prompt-input", Input)
+        assert box.selection.is_empty and box.cursor_position == len("taken-name")  # not selected: a key adds to it
+        await pilot.press("minus", "2", "enter")  # corrected in place
+        await settle(app, pilot)
+        assert app.screen is app.screen_stack[0]
+        assert app.session.path == tmp_path / "sessions" / "taken-name-2.toml" and app.session.path.is_file()
+        app.action_save_as()
+        await pilot.pause()
+        await _type_in_prompt(app, pilot, "taken-name")
+        assert type(app.screen).__name__ == "PromptModal"
+        await pilot.press("escape")  # still cancels
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0] and app.session.path.name == "taken-name-2.toml"
+
+
+PATH_PROMPT_REFUSALS = [
+    ("action_open_file", "missing-session.toml", "missing-session.toml"),
+    ("action_follow_file", "missing-live", "missing-live: no such file or folder to follow."),
+    ("action_replay_file", "missing-replay.toml", "missing-replay.toml"),
+    ("action_open_catalog", "missing-catalog.toml", "missing-catalog.toml: no such catalog file (nothing changed)."),
+    ("action_open_config", "missing-config.toml", "missing-config.toml"),
+]
+
+
+@pytest.mark.parametrize(("action", "typed", "said"), PATH_PROMPT_REFUSALS)
+async def test_every_path_prompt_keeps_a_refused_path_as_typed(tmp_path: Path, monkeypatch, action: str, typed: str, said: str) -> None:
+    # The other prompts that take a path share the prompt: a path refused at once stays in the
+    # prompt, with the refusal, instead of a notification over a closed prompt.
+    from textual.widgets import Input
+
+    monkeypatch.chdir(tmp_path)
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        path, catalog = app.session.path, app.router.catalog.name
+        getattr(app, action)()
+        await pilot.pause()
+        await _type_in_prompt(app, pilot, typed)
+        assert type(app.screen).__name__ == "PromptModal"
+        assert app.screen.query_one("#prompt-input", Input).value == typed
+        assert said in str(app.screen.query_one("#prompt-refusal").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.screen_stack[0] and app.session.path == path and app.router.catalog.name == catalog
+        assert app.follow_path is None
+
+
+async def test_what_if_rows_wrap_under_their_own_text_at_80_columns(tmp_path: Path) -> None:
+    # At 80 columns a what-if row ("  tiny.toml:1  high/execute -> low/fallback  conf 0.62
+    # list_events  'show my calendar…'") is wider than the dialog: its quoted message wrapped to
+    # column 0, under the header line, not under its row. The continuation now starts under the
+    # row's text, two cells in from it; every row reads as one.
+    from tui_router.app.widgets.wrapped_lines import WrappedLines
+
+    app = make_app(make_config(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for n in range(3):
+            await submit(app, pilot, f"{AGENDA} and tell me about week {n} of the quarterly planning cycle")
+            await close_confirms(app, pilot)
+        assert app.show_what_if("1 1")  # every turn below confidence 1 drops to the fallback
+        await pilot.pause()
+        view = app.screen.query_one("#whatif-scroll", WrappedLines)
+        width = view.scrollable_content_region.width
+        rows = view._rows
+        changed = [line for line in view.lines if line.startswith("  ") and " -> " in line and ".toml:" in line]
+        assert len(changed) == 3 and all(len(line) > width for line in changed)  # each row wraps
+        for line in changed:
+            first = rows.index(next(r for r in rows if line.startswith(r) and r.startswith("  ")))
+            continuation = rows[first + 1]
+            assert continuation.startswith("    ") and continuation[4] != " ", rows  # under the row's text
+            assert line.endswith(continuation.strip()) or continuation.strip() in line
+        assert all(len(row) <= width for row in rows)
+        assert not [r for r in rows if r and not r.startswith(" ") and not r.startswith("what-if")], rows
+        # as drawn on screen: no row of the dialog starts at its first column but the header
+        shown = [view.render_line(y).text.rstrip() for y in range(view.scrollable_content_region.height)]
+        assert [r for r in shown if r and not r.startswith(" ")] == [rows[0]]

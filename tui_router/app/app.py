@@ -134,6 +134,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     # The screen's auto-focus would pick the first focusable widget (the Catalog filter) after our
     # on_mount: keys typed right after launch went there (issue 13). Start in the message box.
     AUTO_FOCUS = "#message"
+    _refusals: list[str] | None = None  # while `ask` acts on a prompt's text: the errors said
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help", tooltip="Keys, bands and where things are saved"),
         Binding("question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Keys, bands and where things are saved"),
@@ -233,8 +234,31 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
 
     def notify(self, message: str, *, title: str = "", **kwargs) -> None:
         """Every notification (the app's and its screens') shows untrusted text with control
-        characters made visible, never acted on by the terminal."""
+        characters made visible, never acted on by the terminal. While `ask` acts on a prompt's
+        text, an error is that text refused: kept for the prompt to show, not a notification."""
+        if self._refusals is not None and kwargs.get("severity") == "error":
+            self._refusals.append(message)
+            return
         super().notify(visible(message), title=visible(title), **kwargs)
+
+    def ask(self, prompt: PromptModal, act: Callable[[str], object]) -> None:
+        """Push `prompt`; Enter gives its text to `act`. When `act` refuses the text at once (an
+        error: the file exists, no such file, not a usable path) the prompt opens again holding the
+        text as typed, the refusal under it: corrected in place, not typed again; escape cancels.
+        What fails later (a catalog that does not load, in a worker) is a notification as before."""
+
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            self._refusals = []
+            try:
+                act(value)
+            finally:
+                refusals, self._refusals = self._refusals, None
+            if refusals:
+                self.ask(prompt.again(value, "\n".join(refusals)), act)
+
+        self.push_screen(prompt, chosen)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -1111,20 +1135,17 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     def action_save_as(self) -> None:
         suggested = self.session.path.stem if self.session.path else self.session.id
 
-        def chosen(value: str | None) -> None:
-            if value:
-                self.save_as(value)
-
-        self.push_screen(
+        self.ask(
             PromptModal(
                 "Save session as",
                 value=suggested,
                 hint=f"A name (saved in {display_path(self.config.sessions_path)}/) or a path ending in .toml. Existing files are never overwritten.",
             ),
-            chosen,
+            self.save_as,
         )
 
     def save_as(self, value: str) -> Path | None:
+        before = self.session.path
         try:
             target = self.workspace.save_as(value)
         except UserError as exc:
@@ -1134,24 +1155,23 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             self.notify(f"Could not save {value}: {exc.strerror or exc}", severity="error", timeout=15, markup=False)
             return None
         self._update_status()
-        self.notify(f"Session saved as {display_path(target)}; further turns are saved there.", markup=False)
+        if before is not None and target.resolve() == before.resolve():  # its own name: no new file
+            self.notify(f"Saved in place: {display_path(target)} is already this session's file.", markup=False)
+        else:
+            self.notify(f"Session saved as {display_path(target)}; further turns are saved there.", markup=False)
         return target
 
     # ------------------------------------------------------------------ sessions, replay, backend, policy
     def action_open_file(self) -> None:
-        def chosen(value: str | None) -> None:
-            if value:
-                self.open_session_file(value)
-
-        self.push_screen(PromptModal("Open session file", placeholder="path/to/session.toml"), chosen)
+        self.ask(PromptModal("Open session file", placeholder="path/to/session.toml"), self.open_session_file)
 
     def action_follow_file(self) -> None:
-        def chosen(value: str | None) -> None:
-            path = self._path_from_prompt(value) if value else None
+        def chosen(value: str) -> None:
+            path = self._path_from_prompt(value)
             if path is not None:
                 self.follow_file(path)
 
-        self.push_screen(PromptModal("Follow live session file or folder", placeholder="sessions/live or sessions/live/mcp-2026-11-30.toml"), chosen)
+        self.ask(PromptModal("Follow live session file or folder", placeholder="sessions/live or sessions/live/mcp-2026-11-30.toml"), chosen)
 
     def _path_from_prompt(self, value: str) -> Path | None:
         """The path typed in a prompt, or None after a notification saying why it cannot be one."""
@@ -1332,11 +1352,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self.open_replay(self.session.model_copy(deep=True))
 
     def action_replay_file(self) -> None:
-        def chosen(value: str | None) -> None:
-            if value:
-                self.replay_file(value)
-
-        self.push_screen(PromptModal("Replay session file", placeholder="path/to/session.toml"), chosen)
+        self.ask(PromptModal("Replay session file", placeholder="path/to/session.toml"), self.replay_file)
 
     def replay_file(self, value: str) -> None:
         try:
@@ -1366,14 +1382,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
     def action_open_catalog(self) -> None:
         from ..resources import bundled_catalogs
 
-        def chosen(value: str | None) -> None:
-            if value:
-                self.use_catalog(value)
-
         names = ", ".join(bundled_catalogs())
-        self.push_screen(
+        self.ask(
             PromptModal("Open catalog", placeholder="path/to/catalog.toml", hint=f"A catalog file, or a bundled name ({names}). Enter loads it; escape cancels."),
-            chosen,
+            self.use_catalog,
         )
 
     def use_catalog(self, value: str) -> None:
@@ -1436,12 +1448,12 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._watch_reload = self.load_router(self.config)
 
     def action_open_config(self) -> None:
-        def chosen(value: str | None) -> None:
-            path = self._path_from_prompt(value) if value else None
+        def chosen(value: str) -> None:
+            path = self._path_from_prompt(value)
             if path is not None:
                 self.use_config_file(path)
 
-        self.push_screen(PromptModal("Open config file", placeholder="path/to/tui-router.toml", hint="Enter loads it; escape cancels."), chosen)
+        self.ask(PromptModal("Open config file", placeholder="path/to/tui-router.toml", hint="Enter loads it; escape cancels."), chosen)
 
     def use_config_file(self, path: Path | None) -> None:
         """Re-read a config file and rebuild the router; a bad file changes nothing."""

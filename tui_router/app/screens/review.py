@@ -430,7 +430,8 @@ class WhatIfScreen(ModalScreen[None]):
             dialog.border_title = self.title_text
             dialog.border_subtitle = "escape: close"
             # messages come from session files: untrusted, shown as plain text; drawn a screen at a time
-            yield WrappedLines(visible("\n".join(self.lines)).split("\n"), id="whatif-scroll")
+            # a row wider than the dialog (80 columns) goes on under its own text, not at column 0
+            yield WrappedLines(visible("\n".join(self.lines)).split("\n"), hanging=2, id="whatif-scroll")
         # without its own footer the console's showed through (a Accept, l Label: keys this dialog ignores)
         yield Footer()
 
