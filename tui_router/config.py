@@ -310,15 +310,21 @@ def load_config(explicit: str | Path | None = None) -> Config:
     return config_from_dict(data, source)
 
 
+def example_files(pattern: str, base_dir: Path) -> tuple[str, list[Path]]:
+    """A [local] examples glob resolved against the config file's folder, and the files it names (sorted)."""
+    import glob
+
+    full = pattern if Path(pattern).is_absolute() else str(base_dir / pattern)
+    return full, [Path(name) for name in sorted(glob.glob(full, recursive=True)) if Path(name).is_file()]
+
+
 def unmatched_example_patterns(config: Config) -> list[str]:
     """The [local] examples patterns that name no file, as one warning sentence each: a path
     resolves against the config file's folder, not the working folder, and a slip there silently
     taught nothing (an eval measured without the exemplars it was run for)."""
-    import glob
-
     lines = []
     for pattern in config.local.examples:
-        full = pattern if Path(pattern).is_absolute() else str(config.base_dir / pattern)
-        if not any(Path(name).is_file() for name in glob.glob(full, recursive=True)):
+        full, files = example_files(pattern, config.base_dir)
+        if not files:
             lines.append(f"[local] examples '{pattern}' names no file (looked for {full}; relative paths start at the config file's folder)")
     return lines

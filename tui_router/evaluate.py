@@ -409,22 +409,25 @@ def unread_lines(sessions: Sequence[Session]) -> list[str]:
                 lines.append(f"{problems[0]}; read without it (--strict refuses instead)")
     turns = unread_turns(sessions)
     if turns:
-        n = len(turns)
-        shown = "; ".join(t.problems[0] for t in turns[:3]) + (f"; and {n - 3} more" if n > 3 else "")
-        lines.append(f"{n} turn{'' if n == 1 else 's'} left out, not a valid session turn: {shown} (--strict refuses instead)")
+        lines.append(f"{_turns(len(turns))} left out, not a valid session turn: {_first_problems(turns)} (--strict refuses instead)")
     empty = [f"{Path(str(s.path)).name} turns[{i}]" for s in sessions for i, t in enumerate(s.turns) if t.label == ""]
     if empty:  # `label = ""` reads as no label: said, or the turn vanished from the count unseen
-        n = len(empty)
-        lines.append(
-            f"{n} turn{'' if n == 1 else 's'} with label = \"\" read as unlabelled, not scored: "
-            + ", ".join(empty[:5]) + (f" and {n - 5} more" if n > 5 else "")
-        )
+        more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
+        lines.append(f"{_turns(len(empty))} with label = \"\" read as unlabelled, not scored: {', '.join(empty[:5])}{more}")
     fields = ignored_fields(sessions)
     if fields:
-        n = len(fields)
-        shown = "; ".join(t.problems[0] for t in fields[:3]) + (f"; and {n - 3} more" if n > 3 else "")
-        lines.append(f"{n} turn{'' if n == 1 else 's'} measured without a field that does not validate: {shown} (--strict refuses instead)")
+        lines.append(f"{_turns(len(fields))} measured without a field that does not validate: {_first_problems(fields)} (--strict refuses instead)")
     return lines
+
+
+def _turns(n: int) -> str:
+    return f"{n} turn{'' if n == 1 else 's'}"
+
+
+def _first_problems(turns: Sequence[UnreadTurn], shown: int = 3) -> str:
+    """The first problem of the first few turns, and how many more."""
+    more = len(turns) - shown
+    return "; ".join(t.problems[0] for t in turns[:shown]) + (f"; and {more} more" if more > 0 else "")
 
 
 class CatalogGaps(BaseModel):

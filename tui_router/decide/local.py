@@ -17,7 +17,6 @@ No network, deterministic, milliseconds per turn. Method (also in the README):
 
 from __future__ import annotations
 
-import glob
 import math
 import re
 import time
@@ -30,7 +29,7 @@ import numpy as np
 
 from ..catalog import Catalog, Tool
 from ..confidence import reference_confidence
-from ..config import Config
+from ..config import Config, example_files
 from ..injection import injection_shaped
 from ..lexicon import analyze, concept_sources, llm_native_cues
 from ..retrieve import Retriever
@@ -362,10 +361,9 @@ def load_exemplars(patterns: list[str], base_dir: Path) -> list[tuple[str, str]]
     pairs: list[tuple[str, str]] = []
     seen: set[Path] = set()
     for pattern in patterns:
-        full = pattern if Path(pattern).is_absolute() else str(base_dir / pattern)
-        for name in sorted(glob.glob(full, recursive=True)):
-            path = Path(name).resolve()
-            if path in seen or not path.is_file() or looks_like_catalog_file(path):  # a glob over cases may match their catalog
+        for name in example_files(pattern, base_dir)[1]:
+            path = name.resolve()
+            if path in seen or looks_like_catalog_file(path):  # a glob over cases may match their catalog
                 continue
             seen.add(path)
             try:
