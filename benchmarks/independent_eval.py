@@ -37,6 +37,7 @@ SETS: dict[str, tuple[Path, Path, str, bool]] = {
     "labdesk": (DATA / "blind" / "labdesk.toml", DATA / "blind" / "labdesk-cases.toml", US, True),
     "citydesk": (DATA / "blind" / "citydesk.toml", DATA / "blind" / "citydesk-cases.toml", US, True),
     "mcp-blind": (DATA / "mcp" / "mcp-blind.toml", DATA / "mcp" / "mcp-blind-cases.toml", MCP, True),
+    "mcp-blind2": (DATA / "mcp" / "mcp-blind.toml", DATA / "mcp" / "mcp-blind2-cases.toml", MCP, True),
     "mcp-dev": (DATA / "mcp" / "mcp-dev.toml", DATA / "mcp" / "mcp-dev-cases.toml", MCP, False),
     "bfcl-live": (DATA / "public" / "bfcl" / "bfcl-live.toml", DATA / "public" / "bfcl" / "bfcl-live-heldout.toml", PUBLIC, False),
     "bfcl-multiple": (DATA / "public" / "bfcl" / "bfcl-multiple.toml", DATA / "public" / "bfcl" / "bfcl-multiple-heldout.toml", PUBLIC, False),
