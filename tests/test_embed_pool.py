@@ -117,7 +117,9 @@ def test_prefetched_messages_route_as_they_do_one_at_a_time(tmp_path) -> None:
     alone = Router(load_catalog("demo"), config)
     expected = [alone.route(m) for m in messages]
 
-    router = Router(load_catalog("demo"), config)
+    # a cache folder of its own: the first router's messages are on disk in the other (vector_cache.py)
+    fresh = config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(tmp_path / "fresh"), "workers": 2}})
+    router = Router(load_catalog("demo"), fresh)
     embedder = router.backend.embedder
     router.backend.prefetch(messages)
     assert len(embedder._extra) == 1

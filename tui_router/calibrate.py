@@ -190,6 +190,8 @@ class CalibrationResult(BaseModel):
     unavoidable_missed_reviews: int  # review-labelled turns routed to the none option or unresolved
     # why the backend's embedding cache could not be written ("" when fine): a stderr warning, not JSON
     cache_problem: str = Field(default="", exclude=True)
+    # parts of the backend that did not load (an encoder, the reranker): stderr warnings, not JSON
+    load_problems: list[str] = Field(default=[], exclude=True)
     # files whose whole turn list another file holds (session.copy_notes): one stderr line each
     copies: list[str] = Field(default=[], exclude=True)
 
@@ -773,6 +775,7 @@ def calibrate(
         thresholds=suggested,
         unavoidable_missed_reviews=unavoidable,
         cache_problem=router.backend.cache_problem(),
+        load_problems=router.backend.load_problems(),
         copies=copy_notes(sessions),
     )
 

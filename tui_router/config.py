@@ -80,6 +80,40 @@ class SemanticConfig(_Section):
     max_chars: int = Field(2000, ge=100, le=100_000)  # longer messages are embedded from their start
     temperature: float | None = Field(None, gt=0.0)  # >1 flattens the choice between tools
     none_bias: float = Field(0.0, ge=-20.0, le=20.0)  # added to the none log-odds; >0 defers more
+    # sentence encoders (tui_router/encoders.py): built-in names or local ONNX folders (a path with a
+    # '/', relative to this file); the first that loads drives the decision
+    encoders: list[str] = ["e5"]
+    reranker: str = ""  # "" (none) | "ms-marco-minilm" | a local cross-encoder ONNX folder
+    cache_max_mb: int = Field(256, ge=1, le=1_000_000)  # per encoder: message vectors kept on disk
+
+    @field_validator("encoders", mode="before")
+    @classmethod
+    def _one_encoder(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("encoders")
+    @classmethod
+    def _known_encoders(cls, value: list[str]) -> list[str]:
+        from .encoder_specs import ENCODER_NAMES, spec_problem  # standard library only
+
+        if not value:
+            raise ValueError("names no encoder; e.g. encoders = [\"e5\"]")
+        for spec in value:
+            if problem := spec_problem(spec, ENCODER_NAMES, "encoder"):
+                raise ValueError(problem)
+        repeated = sorted({s for s in value if value.count(s) > 1})
+        if repeated:
+            raise ValueError(f"names {repeated[0]!r} twice")
+        return value
+
+    @field_validator("reranker")
+    @classmethod
+    def _known_reranker(cls, value: str) -> str:
+        from .encoder_specs import RERANKER_NAMES, spec_problem
+
+        if value and (problem := spec_problem(value, RERANKER_NAMES, "reranker")):
+            raise ValueError(problem)
+        return value
 
 
 # Header names that carry credentials: a config file must name an env var instead (api_key_env).

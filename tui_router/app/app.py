@@ -192,6 +192,7 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
         self._injected_router = router
         self._router_error = ""
         self._cache_warned = False  # the embedding cache's write problem: one notification per run
+        self._load_warned: set[str] = set()  # encoders / reranker that did not load: each said once per run
         # the catalog file the router was last built from, and its (mtime, size) then: an edit on
         # disk reloads it (_check_catalog_file); None: nothing to watch (a router given ready-made)
         self._catalog_seen: tuple[Path, tuple[int, int] | None] | None = None
@@ -515,6 +516,10 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             # fails soft (vectors kept in memory); said once: a reload or backend switch would repeat it
             self._cache_warned = True
             self.notify(problem, title="Warning", severity="warning", timeout=20, markup=False)
+        for problem in self.router.backend.load_problems():
+            if problem not in self._load_warned:  # a reload names the same part again: said once
+                self._load_warned.add(problem)
+                self.notify(problem, title="Warning", severity="warning", timeout=20, markup=False)
         if old is not None and old is not self.router:
             note, self._config_note = self._config_note, ""
             self.notify(f"{note} Catalog {catalog.name}, backend {self.router.backend.name} ({self.router.backend.model}) in use.".strip(), markup=False)

@@ -169,7 +169,7 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
             print(f"tui-router: warning: the thresholds were calibrated for '{fitted}'; this run uses '{used}'", file=sys.stderr)
     for report in reports:
         _warn_unresolved(report)
-    warn_cache_problems(*(r.cache_problem for r in reports))
+    warn_cache_problems(*(p for r in reports for p in (*r.load_problems, r.cache_problem)))
     note_copies(primary.copies)  # the comparison read the same files
     gate = check_gate(conditions, primary.gate_metrics()) if conditions else None
     sections = eval_sections(reports, errors=max(args.errors, 0))
@@ -385,7 +385,7 @@ def _replay_headless(args: argparse.Namespace, config) -> int:
             per_file.append((session, replay_session(router, session, {i for path, i in repeated if path == session.path})))
     finally:
         router.backend.close()
-    warn_cache_problems(router.backend.cache_problem())
+    warn_cache_problems(*router.backend.load_problems(), router.backend.cache_problem())
     rows = [row for _, report in per_file for row in report.rows]
     total = replay_report(rows)
     policy = router.config.policy  # the backend's fitted thresholds when the config sets none
@@ -463,7 +463,7 @@ def run_calibrate_cmd(args: argparse.Namespace) -> int:
         folds=args.folds,
         learn=not args.no_learn,
     )
-    warn_cache_problems(result.cache_problem)
+    warn_cache_problems(*result.load_problems, result.cache_problem)
     note_copies(result.copies)
     diff = _calibrate_what_if(args.cases, config, catalog, result)
     if not args.json:

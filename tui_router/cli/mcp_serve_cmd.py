@@ -40,5 +40,5 @@ def run_mcp_serve(args: argparse.Namespace) -> int:
     router = build_router(config)
     for warning in router.catalog.warnings:  # an unknown field is ignored: said, as route and eval say it
         print(f"tui-router: warning: {warning}", file=sys.stderr, flush=True)
-    warn_cache_problems(router.backend.cache_problem())  # before the ready line: the catalog was embedded at build
+    warn_cache_problems(*router.backend.load_problems(), router.backend.cache_problem())  # before the ready line: the catalog was embedded at build
     return run_server(router, folder, http_port=args.http, max_bytes=args.max_bytes, record=not args.no_record)

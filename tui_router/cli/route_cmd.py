@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False))
     else:
         print(format_summary(decision))
-    warn_cache_problems(router.backend.cache_problem())
+    warn_cache_problems(*router.backend.load_problems(), router.backend.cache_problem())
     if decision.band.value == "unresolved":
         # a failing or misbehaving backend: the decision is printed, and the exit code says so
         print(f"tui-router: unresolved: {decision.error}", file=sys.stderr)

@@ -121,6 +121,11 @@ class DecisionBackend:
         Caches fail soft (routing goes on from memory), so a caller says it as a warning."""
         return ""
 
+    def load_problems(self) -> list[str]:
+        """A sentence per part that did not load while the backend went on without it (an encoder
+        of [semantic] encoders, the reranker): said once as a warning, like cache_problem."""
+        return []
+
     def add_exemplar(self, label: str, message: str) -> None:
         """Learn from one labelled turn; only when `learns_from_examples`."""
         raise NotImplementedError(f"the {self.name} backend does not learn from labelled turns")

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,6 +52,7 @@ from ..catalog import Catalog
 from ..confidence import reference_confidence
 from ..config import Config, RetrievalConfig, SemanticConfig
 from ..embed import QUERY, Embedder, EmbeddingStore, default_cache_dir, require_semantic
+from ..encoders import EncoderLoadError, load_encoders, load_reranker
 from ..hybrid import (
     COS_SCALE,
     HybridRetriever,
@@ -68,6 +70,9 @@ from .base import Answer, DecisionBackend, Question, argmax
 from .escalation import escalate, gate_model, option_vector
 from .fitted import FittedHead, fitted_constants, head_settings
 from .local import LocalBackend, load_exemplars, normalise_message
+
+if TYPE_CHECKING:
+    from ..onnx_encoders import CrossEncoder
 
 MODEL_NAME = "semantic-e5-fitted-5"  # -5: the fitted head (issue 12); thresholds calibrated for -4 are flagged
 
@@ -255,16 +260,28 @@ class SemanticBackend(DecisionBackend):
         retriever: Retriever | None = None,
         retrieval: RetrievalConfig | None = None,
         embedder: Embedder | None = None,
+        base_dir: Path | None = None,
     ) -> None:
-        require_semantic()
         started = time.perf_counter()
         self.catalog = catalog
         self.settings = settings or SemanticConfig()
-        self.embedder = embedder or Embedder(
-            threads=self.settings.threads, max_chars=self.settings.max_chars, workers=self.settings.workers
-        )
-        self.model = f"{MODEL_NAME} ({self.embedder.model_id})"
+        if self.settings.encoders == ["e5"] or embedder is not None:
+            require_semantic()  # the install hint first, as before the encoders were a set
         folder = (cache_folder or default_cache_dir()) if self.settings.cache else None
+        self._load_problems: list[str] = []
+        if embedder is None:
+            # [semantic] encoders: every one that loads (tui_router/encoders.py); the first drives the
+            # decision below, the others are there for a fusion to read (encoders.embed_texts)
+            loaded = load_encoders(
+                self.settings.encoders, base_dir, threads=self.settings.threads, max_chars=self.settings.max_chars,
+                workers=self.settings.workers, cache_folder=folder, cache_max_mb=self.settings.cache_max_mb,
+            )
+            self.embedder, self.encoders = loaded.primary, loaded.embedders
+            self._load_problems += loaded.problems
+        else:
+            self.embedder, self.encoders = embedder, [embedder]
+        self.reranker = self._load_reranker(base_dir)
+        self.model = f"{MODEL_NAME} ({self.embedder.model_id})"
         self.store = EmbeddingStore(folder, self.embedder.model_id)
         self.bm25 = retriever if retriever is not None else Retriever(catalog, retrieval)
         self.index = OptionIndex(catalog, self.embedder, self.store)
@@ -296,11 +313,25 @@ class SemanticBackend(DecisionBackend):
         self.build_ms = (time.perf_counter() - started) * 1000
 
     def cache_problem(self) -> str:
-        return self.store.problem
+        return self.store.problem or next((e.cache_problem for e in self.encoders if e.cache_problem), "")
+
+    def load_problems(self) -> list[str]:
+        return list(self._load_problems)
+
+    def _load_reranker(self, base_dir: Path | None) -> CrossEncoder | None:
+        """[semantic] reranker, loaded (None when unset; one sentence and None when it does not load)."""
+        if not self.settings.reranker:
+            return None
+        try:
+            return load_reranker(self.settings.reranker, base_dir, threads=self.settings.threads)
+        except EncoderLoadError as exc:
+            self._load_problems.append(f"reranker {self.settings.reranker!r} not loaded: {exc}; routing without it")
+            return None
 
     @classmethod
     def from_config(cls, catalog: Catalog, config: Config, retriever: Retriever | None = None) -> SemanticBackend:
-        require_semantic()  # before reading session files: the install hint comes first
+        if config.semantic.encoders == ["e5"]:
+            require_semantic()  # before reading session files: the install hint comes first
         pairs = load_exemplars(config.local.examples, config.base_dir)
         folder = config.resolve(config.semantic.cache_dir) if config.semantic.cache_dir else None
         return cls(
@@ -310,6 +341,7 @@ class SemanticBackend(DecisionBackend):
             exemplars=pairs,
             retriever=retriever,
             retrieval=config.retrieval,
+            base_dir=config.base_dir,
         )
 
     def make_retriever(self, catalog: Catalog, retrieval: RetrievalConfig) -> HybridRetriever:
