@@ -354,3 +354,120 @@ def test_the_e5_embedder_is_the_default_with_the_bundled_vectors_id() -> None:
     needs("e5")
     embedder = Embedder(workers=1)
     assert embedder.encoder.name == "e5" and embedder.model_id == load_encoder("e5").model_id
+
+
+# -- the router, the CLI and the console go on with the encoders that load ----------------------
+
+
+def encoders_config(tmp_path: Path, encoders: list[str]) -> Path:
+    import tomli_w
+    from app_harness import write_catalog
+
+    config = tmp_path / "tui-router.toml"
+    data = {"catalog": str(write_catalog(tmp_path)), "backend": "semantic",
+            "semantic": {"cache_dir": str(tmp_path / "vectors"), "encoders": encoders}}
+    config.write_text(tomli_w.dumps(data), encoding="utf-8")
+    return config
+
+
+def test_the_cli_says_an_encoder_that_did_not_load_in_one_line_and_routes(tmp_path: Path) -> None:
+    needs("e5")
+    from app_harness import REMINDER
+    from cli_harness import tui_router
+
+    config = encoders_config(tmp_path, ["e5", "./no-such-model"])
+    done = tui_router("route", "--config", str(config), "--json", REMINDER, env={})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"tui-router: warning: encoder './no-such-model' not loaded: {tmp_path}/no-such-model is not a folder; routing with e5"
+    ]
+    assert json.loads(done.stdout)["choice"] == "create_reminder"
+
+
+def test_the_cli_refuses_when_no_encoder_loads(tmp_path: Path) -> None:
+    from app_harness import REMINDER
+    from cli_harness import tui_router
+
+    make_onnx_folder(tmp_path / "broken")
+    (tmp_path / "broken" / "tokenizer.json").unlink()
+    config = encoders_config(tmp_path, ["./broken", "./missing"])
+    done = tui_router("route", "--config", str(config), REMINDER, env={})
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert f"encoder './broken' not loaded: no tokenizer.json in {tmp_path}/broken" in lines[0]
+    assert f"encoder './missing' not loaded: {tmp_path}/missing is not a folder" in lines[1]
+
+
+async def test_the_console_notifies_an_encoder_that_did_not_load_once(tmp_path: Path) -> None:
+    needs("e5")
+    from app_harness import make_app, make_config, notifications, settle
+
+    config = make_config(tmp_path, backend="semantic", semantic={"cache_dir": str(tmp_path / "vectors"), "encoders": ["e5", "./gone"]})
+    app = make_app(config)
+    sentence = f"encoder './gone' not loaded: {tmp_path}/gone is not a folder; routing with e5"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.router is not None and app.router.backend.load_problems() == [sentence]
+        assert [n for n in notifications(app) if "not loaded" in n] == [sentence]
+        app.load_router(config)  # a reload meets the same problem: said once per run
+        await settle(app, pilot)
+        assert [n for n in notifications(app) if "not loaded" in n] == [sentence]
+
+
+def test_a_reranker_that_does_not_load_is_one_sentence(tmp_path: Path) -> None:
+    needs("e5")
+    from tui_router.catalog import load_catalog
+    from tui_router.route import Router
+
+    config = config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(tmp_path), "reranker": "./no-reranker"}}, tmp_path / "c.toml")
+    router = Router(load_catalog("demo"), config)
+    assert router.backend.reranker is None
+    assert router.backend.load_problems() == [f"reranker './no-reranker' not loaded: {tmp_path}/no-reranker is not a folder; routing without it"]
+    assert router.route("remind me to call mum at 6").choice == "create_reminder"
+
+
+def test_a_second_run_of_the_same_messages_embeds_nothing(tmp_path: Path) -> None:
+    """An eval run again, or the console restarted: every message and the catalog come from disk."""
+    needs("e5")
+    from app_harness import AGENDA, DOCS, REMINDER, write_catalog
+
+    from tui_router.catalog import load_catalog
+    from tui_router.route import Router
+
+    config = config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(tmp_path / "vectors")}})
+    catalog = write_catalog(tmp_path)
+    messages = [REMINDER, AGENDA, DOCS, "text 555 0100 that I am late"]
+    first = Router(load_catalog(catalog), config)
+    first.backend.prefetch(messages)
+    decisions = [first.route(m) for m in messages]
+    assert first.backend.embedder.encoded > len(messages)  # the catalog and the messages
+    again = Router(load_catalog(catalog), config)
+    again.backend.prefetch(messages)
+    assert [again.route(m).probabilities for m in messages] == [d.probabilities for d in decisions]
+    assert again.backend.embedder.encoded == 0
+    assert again.backend.embedder.disk.hits == len(messages)
+
+
+def test_every_encoder_gets_the_catalog_vectors_once(tmp_path: Path) -> None:
+    """Beside the first encoder (the decision's), each other one embeds the catalog's texts at load
+    into its own cache (backend.indexes), and a restart reads them back."""
+    needs("e5")
+    from tui_router.catalog import load_catalog
+    from tui_router.route import Router
+
+    make_onnx_folder(tmp_path / "tiny")
+    config = config_from_dict({"backend": "semantic", "semantic": {"cache_dir": str(tmp_path / "vectors"), "encoders": ["e5", "./tiny"]}},
+                              tmp_path / "tui-router.toml")
+    catalog = load_catalog("demo")
+    first = Router(catalog, config).backend
+    assert [e.encoder.name for e in first.encoders] == ["e5", "./tiny"] and len(first.indexes) == 2
+    assert first.indexes[1].passages.shape == (len(catalog.tools), 6)
+    from tui_router.hybrid import keyword_phrases, tool_passage
+
+    distinct = [{tool_passage(t) for t in catalog.tools}, {x for t in catalog.tools for x in t.examples},
+                {x for t in catalog.tools for x in keyword_phrases(t)}]  # one embedding call each; a repeat once
+    assert first.encoders[1].encoded == sum(len(texts) for texts in distinct)
+    again = Router(catalog, config).backend
+    assert again.encoders[1].encoded == 0 and np.array_equal(again.indexes[1].passages, first.indexes[1].passages)

@@ -72,6 +72,7 @@ class OptionIndex:
 
     def __init__(self, catalog: Catalog, embedder: Embedder, store: EmbeddingStore) -> None:
         self.tools = list(catalog.tools)
+        self.store = store
         version = f"{catalog.content_hash()}-{TEXT_RECIPE}"
         self.passages = store.load_or_embed(
             f"catalog-{catalog.name}-passages",
@@ -91,6 +92,11 @@ class OptionIndex:
 
         self.examples, self.example_owner = owned("examples", lambda tool: tool.examples)
         self.phrases, self.phrase_owner = owned("phrases", keyword_phrases)
+
+    @property
+    def problem(self) -> str:
+        """Why its cache could not be written ("" when fine)."""
+        return self.store.problem
 
     def _best(self, vectors: np.ndarray, owner: np.ndarray, vector: np.ndarray) -> np.ndarray:
         best = np.full(len(self.tools), -1.0)

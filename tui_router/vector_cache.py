@@ -22,7 +22,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,12 +38,15 @@ ROW_OVERHEAD = 64  # bytes per row besides the vector (key, time, b-tree), for t
 class TextVectorCache:
     """key (20-byte text hash) -> float32 vector of one encoder, in `folder`/texts.sqlite."""
 
-    def __init__(self, folder: Path, model_id: str, dim: int, max_bytes: int = 256 * 2**20) -> None:
+    def __init__(
+        self, folder: Path, model_id: str, dim: int, max_bytes: int = 256 * 2**20, clock: Callable[[], float] = time.time
+    ) -> None:
         self.folder = folder
         self.path = folder / FILE_NAME
         self.model_id = model_id
         self.dim = dim
         self.max_rows = max(1, max_bytes // (4 * dim + ROW_OVERHEAD))
+        self.clock = clock  # seconds; last-use times order what the bound drops
         self.problem = ""
         self.hits = 0
         self.stored = 0
@@ -116,7 +119,7 @@ class TextVectorCache:
                 return {}
             found: dict[bytes, np.ndarray] = {}
             stale: list[bytes] = []
-            now = int(time.time())
+            now = int(self.clock())
             try:
                 unique = list(dict.fromkeys(keys))
                 for start in range(0, len(unique), 500):  # SQLite's bound-parameter limit
@@ -146,7 +149,7 @@ class TextVectorCache:
             db = self._connection()
             if db is None:
                 return
-            now = int(time.time())
+            now = int(self.clock())
             try:
                 with db:
                     db.execute("BEGIN IMMEDIATE")

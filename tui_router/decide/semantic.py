@@ -285,6 +285,9 @@ class SemanticBackend(DecisionBackend):
         self.store = EmbeddingStore(folder, self.embedder.model_id)
         self.bm25 = retriever if retriever is not None else Retriever(catalog, retrieval)
         self.index = OptionIndex(catalog, self.embedder, self.store)
+        # every other encoder's vectors of the same catalog texts, each in its own cache, embedded at
+        # load (a first start shows its progress): indexes[i] belongs to encoders[i]
+        self.indexes = [self.index] + [OptionIndex(catalog, e, EmbeddingStore(folder, e.model_id)) for e in self.encoders[1:]]
         self.hybrid = HybridRetriever(self.bm25, self.index, self.embedder, RETRIEVAL_WEIGHTS)
         self.lexical = LocalBackend(catalog, retriever=self.bm25)
         self._prototypes = self._embed_fixed("none-prototypes", NONE_PROTOTYPES) if NONE_PROTOTYPES else None
@@ -313,7 +316,8 @@ class SemanticBackend(DecisionBackend):
         self.build_ms = (time.perf_counter() - started) * 1000
 
     def cache_problem(self) -> str:
-        return self.store.problem or next((e.cache_problem for e in self.encoders if e.cache_problem), "")
+        stores = [self.store.problem, *(i.problem for i in self.indexes), *(e.cache_problem for e in self.encoders)]
+        return next((p for p in stores if p), "")
 
     def load_problems(self) -> list[str]:
         return list(self._load_problems)
