@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -13,9 +14,15 @@ SCRIPT = ROOT / "benchmarks" / "blind_eval.py"
 BLIND = ROOT / "benchmarks" / "data" / "blind"
 
 
+# the embedding caches (messages are cached since issue 30) go to a temporary folder, not HOME/.cache,
+# which is the source tree here
+CACHE = Path(tempfile.mkdtemp(prefix="blind-eval-cache-"))
+
+
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     # an empty config dir: the user's own config must not change what the test sees
-    env = {"PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": str(ROOT / "tests" / "no-such-config-dir"), "HOME": str(ROOT)}
+    env = {"PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": str(ROOT / "tests" / "no-such-config-dir"), "HOME": str(ROOT),
+           "XDG_CACHE_HOME": str(CACHE)}
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120, cwd=ROOT / "tests", env=env)
 
 

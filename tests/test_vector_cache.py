@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+from disk_limits import limit_file_size, needs_fsize
 
 from tui_router.embed import text_key
 from tui_router.vector_cache import FILE_NAME, ROW_OVERHEAD, TextVectorCache
@@ -105,3 +106,26 @@ def test_an_unwritable_folder_is_one_sentence_and_nothing_fails(tmp_path: Path) 
     cache.put(keys("m", 2), vectors(2, 0))
     assert cache.get(keys("m", 2)) == {}
     assert cache.problem == f"cannot write the embedding cache in {blocker}/model-a (Not a directory); kept in memory"
+
+
+FULL_DISK = """
+import sys
+import numpy as np
+from pathlib import Path
+from tui_router.embed import text_key
+from tui_router.vector_cache import TextVectorCache
+cache = TextVectorCache(Path(sys.argv[1]), "model-a", 8)
+cache.put([text_key("query", "a message")], np.ones((1, 8), dtype=np.float32))
+print(cache.problem)
+"""
+
+
+@needs_fsize
+def test_a_file_it_could_not_finish_is_not_left_behind(tmp_path: Path) -> None:
+    """Past the file-size limit the new database could not be written: it was left half-made (the
+    CLI's disk-failure test found texts.sqlite in the cache); now it is removed and one sentence says why."""
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path / "m")], capture_output=True, text=True, timeout=60,
+                          preexec_fn=limit_file_size(2000))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"cannot write the embedding cache in {tmp_path}/m (") and done.stdout.strip().endswith("; kept in memory")
+    assert [p.name for p in (tmp_path / "m").iterdir()] == []

@@ -60,17 +60,20 @@ class TextVectorCache:
         if self._opened:
             return self._db
         self._opened = True
+        existed = self.path.exists()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
+        except sqlite3.OperationalError as exc:  # cannot open or write (disk full, file-size limit, locked)
+            self._fail(exc, created=not existed)
         except sqlite3.DatabaseError:  # not a database, damaged: replace it
             self._discard()
             try:
                 self._db = self._open()
             except (OSError, sqlite3.Error) as exc:
-                self._fail(exc)
-        except (OSError, sqlite3.Error) as exc:
-            self._fail(exc)
+                self._fail(exc, created=True)
+        except OSError as exc:
+            self._fail(exc, created=not existed)
         return self._db
 
     def _open(self) -> sqlite3.Connection:
@@ -100,13 +103,17 @@ class TextVectorCache:
             with contextlib.suppress(OSError):
                 os.unlink(f"{self.path}{suffix}")
 
-    def _fail(self, exc: BaseException) -> None:
+    def _fail(self, exc: BaseException, created: bool = False) -> None:
+        """Memory only from now on, in one sentence; a file this process began and could not finish
+        is removed (nothing half-written is left behind)."""
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         self.problem = f"cannot write the embedding cache in {self.folder} ({reason}); kept in memory"
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
         self._db = None
+        if created:
+            self._discard()
 
     # -- reading and writing ------------------------------------------------------------------
     def get(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
