@@ -265,7 +265,7 @@ class SemanticBackend(DecisionBackend):
         started = time.perf_counter()
         self.catalog = catalog
         self.settings = settings or SemanticConfig()
-        if self.settings.encoders == ["e5"] or embedder is not None:
+        if embedder is None and self.settings.encoders == ["e5"]:
             require_semantic()  # the install hint first, as before the encoders were a set
         folder = (cache_folder or default_cache_dir()) if self.settings.cache else None
         self._load_problems: list[str] = []
