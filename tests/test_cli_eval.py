@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,14 @@ _SCRIPT = Path(sys.executable).parent / "tui-router"
 CLI = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "import sys; from tui_router.cli import main; sys.exit(main())"]
 
 
+# the embedding caches (messages are cached since issue 30) go to a temporary folder: HOME is the
+# source tree when cwd is ROOT
+CACHE = Path(tempfile.mkdtemp(prefix="cli-eval-cache-"))
+
+
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "TUI_ROUTER_CONFIG": "", "XDG_CONFIG_HOME": str(cwd / ".xdg")}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "TUI_ROUTER_CONFIG": "", "XDG_CONFIG_HOME": str(cwd / ".xdg"),
+           "XDG_CACHE_HOME": str(CACHE)}
     return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
