@@ -160,6 +160,7 @@ class ToolSearch:
         turn = Turn(message=message, at=self._at(), tags=[f"mcp:{tool}", f"client:{client}"])
         if decision is not None:
             turn.decision = decision.to_turn_decision()
+            turn.arguments = decision.arguments_record()
         try:
             self.writer.append(turn)
         except (OSError, SessionError) as exc:  # no new file could be started (folder gone, disk full): the agent still gets its answer
@@ -168,7 +169,8 @@ class ToolSearch:
             print(f"tui-router: cannot start a live session file in {self.writer.folder} ({reason}); this turn is not recorded", file=sys.stderr)
 
     async def route_request(self, args: RouteArgs, client: str = "unknown") -> dict[str, Any]:
-        decision = await self.router.aroute(args.message)
+        # the console's and `route --args`' policy: missing or invalid arguments demote an execute
+        decision = await self.router.aroute_turn(args.message, arguments=self.router.config.arguments.auto)
         self._record(args.message, "route_request", client, decision)
         return self.route_answer(decision, args.candidates)
 
@@ -201,6 +203,10 @@ class ToolSearch:
         }
         if nothing_fits:
             answer["none_option"] = {"id": none, "description": NONE_DESCRIPTION, "probability": round(probs.get(none, 0.0), 4) if probs else None}
+        if decision.arguments is not None:
+            built = decision.arguments
+            answer["arguments"] = {"values": built.values, "valid": built.valid, "problems": [e.line() for e in built.errors] + ([built.error] if built.error else [])}
+            answer["demoted"] = decision.demoted
         if decision.error:
             answer["error"] = decision.error
         answer["backend"] = decision.backend
@@ -232,7 +238,13 @@ def advice_for(decision: Decision, injection: bool) -> str:
     elif action == "execute":
         text = f"Call {choice}: it fits with high confidence. Your usual permission checks still apply."
     elif action == "confirm":
-        why = "a tool of this risk never runs unconfirmed" if decision.band.value == "high" else "the match is not certain"
+        if decision.demoted and decision.arguments is not None:
+            missing = [e.line() for e in decision.arguments.errors][:3] or [decision.arguments.error]
+            why = f"its arguments are incomplete or invalid: {'; '.join(missing)}"
+        elif decision.band.value == "high":
+            why = "a tool of this risk never runs unconfirmed"
+        else:
+            why = "the match is not certain"
         text = f"Ask your user to confirm before calling {choice} ({why})."
     elif action == "escalate":
         text = f"Hand this request to a person ({choice}); do not call a tool for it."
