@@ -9,8 +9,8 @@ was renamed are relabelled (atomically, under the session-file lock); guesses ne
 
 Similarity is difflib's ratio over the id's words and the when_to_use words. The two bars are
 hand-set and said here: RENAME_SIMILARITY (0.6, with an identical schema required as well) keeps a
-description rewritten around the same words a rename, and GUESS_SIMILARITY (0.35) keeps unrelated
-tools from being offered as successors.
+description rewritten around the same words a rename, and GUESS_SIMILARITY (0.5) keeps tools that share
+only the product's words ("a GitHub repository") from being offered as successors.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .errors import SessionError
 from .textsafe import visible
 
 RENAME_SIMILARITY = 0.6
-GUESS_SIMILARITY = 0.35
+GUESS_SIMILARITY = 0.5
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -41,7 +41,10 @@ def similarity(a: Tool, b: Tool) -> float:
 
 
 def _schema_key(tool: Tool) -> str:
-    return json.dumps(tool.input_schema or {}, sort_keys=True, ensure_ascii=False)
+    """The schema as compared for a rename: without its own title and description, which SDKs make
+    from the tool's name ("create_issueArguments")."""
+    schema = {k: v for k, v in (tool.input_schema or {}).items() if k not in ("title", "description", "$schema")}
+    return json.dumps(schema, sort_keys=True, ensure_ascii=False)
 
 
 class Renamed(BaseModel):
@@ -226,12 +229,11 @@ def relabel(orphans: list[Orphan]) -> list[tuple[str, int]]:
             session = load_session(path)  # under the lock: what is on disk now
             changed = 0
             for turn in session.turns:
+                touched = turn.label in renames or any(a in renames for a in turn.acceptable)
                 if turn.label in renames:
                     turn.label = renames[turn.label]
-                    changed += 1
-                if any(a in renames for a in turn.acceptable):
-                    turn.acceptable = [renames.get(a, a) for a in turn.acceptable]
-                    changed += 1
+                turn.acceptable = [renames.get(a, a) for a in turn.acceptable]
+                changed += touched
             if changed:
                 try:
                     claimed.write(dumps_session(session))

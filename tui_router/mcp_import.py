@@ -346,15 +346,32 @@ async def list_remote_tools(url: str, *, transport: str = "http", headers: dict[
         raise MCPImportError(INSTALL_HINT) from None
     who = who or f"the MCP server at {url}"
     limit = httpx2.Timeout(timeout)
+    refused: list[str] = []  # the HTTP status of a refused request: the SDK's error only says "an error response"
+
+    async def note(response: Any) -> None:
+        if response.status_code >= 400 and not refused:
+            refused.append(f"{response.status_code} {response.reason_phrase}".strip())
+
+    def detail() -> str:
+        if not refused:
+            return ""
+        hint = ": check the headers (a key or token) the configuration gives it" if refused[0][:3] in ("401", "403") else ""
+        return f"; it answered HTTP {refused[0]}{hint}"
+
+    def client_with_note(**kwargs: Any) -> Any:
+        client = create_mcp_http_client(**kwargs)
+        client.event_hooks["response"].append(note)
+        return client
+
     if transport == "sse":
-        return await _list_tools(lambda: sse_client(url, headers=headers or None, timeout=timeout, sse_read_timeout=timeout), who, timeout)
+        return await _list_tools(lambda: sse_client(url, headers=headers or None, timeout=timeout, sse_read_timeout=timeout, httpx_client_factory=client_with_note), who, timeout, detail)
 
     @contextlib.asynccontextmanager
     async def connect() -> Any:
-        async with create_mcp_http_client(headers=headers or None, timeout=limit) as client, streamable_http_client(url, http_client=client) as streams:
+        async with client_with_note(headers=headers or None, timeout=limit) as client, streamable_http_client(url, http_client=client) as streams:
             yield streams
 
-    return await _list_tools(connect, who, timeout)
+    return await _list_tools(connect, who, timeout, detail)
 
 
 async def _list_tools(connect: Any, who: str, timeout: float, stderr: Any = lambda: "") -> ListedTools:

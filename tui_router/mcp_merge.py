@@ -53,7 +53,7 @@ ESCALATION: dict[str, dict[str, Any]] = {
 
 def default_prefix(server: str) -> str:
     """A server's name as an id prefix: `google-maps` stays, `GitHub Enterprise` -> `github_enterprise`."""
-    text = derive_id(server).replace(".", "-").replace(":", "-")
+    text = derive_id(server.lower()).replace(".", "-").replace(":", "-")  # lower first: "GitHub" is one word
     return text[:MAX_PREFIX].rstrip("_-") or "server"
 
 

@@ -199,11 +199,12 @@ def _run_update(args: argparse.Namespace, command: list[str]) -> int:
         header_source = " ".join(command)
         render = result.toml
     data["none_option"] = old.none_option
-    kept = _keep_from_old(old, data, failed_servers)
     from ..catalog import parse_catalog
 
+    kept = _keep_from_old(old, data, failed_servers, {})
+    diff = diff_catalogs(old, parse_catalog(data, f"<{path} as imported now>"))
+    _keep_from_old(old, data, [], {r.new: r.old for r in diff.renamed})  # a renamed tool keeps them too
     new = parse_catalog(data, f"<{path} as imported now>")
-    diff = diff_catalogs(old, new)
     for line in format_diff(diff, str(path), "imported now"):
         print(line)
     for line in kept:
@@ -225,14 +226,14 @@ def _run_update(args: argparse.Namespace, command: list[str]) -> int:
     return 0
 
 
-def _keep_from_old(old: Any, data: dict[str, Any], failed_servers: list[str]) -> list[str]:
+def _keep_from_old(old: Any, data: dict[str, Any], failed_servers: list[str], renamed: dict[str, str]) -> list[str]:
     """What the person added to the old catalog survives a re-import: keywords and examples of tools
-    still there (the importer writes neither), and the tools of a server that did not start this
-    time (else they would read as removed)."""
+    still there or renamed (`renamed`: new id -> old id; the importer writes neither), and the tools
+    of a server that did not start this time (else they would read as removed)."""
     by_id = {t.id: t for t in old.tools}
     lines: list[str] = []
     for tool in data["tools"]:
-        before = by_id.get(tool["id"])
+        before = by_id.get(renamed.get(tool["id"], tool["id"]))
         if before is None or before.is_escalation:
             continue
         if before.keywords and "keywords" not in tool:
