@@ -285,3 +285,41 @@ def test_prefixes_from_names_and_flags():
     for bad in ("fs", "=fs", "a=", "a=9x", "a=x.y"):
         with pytest.raises(MCPImportError):
             parse_prefixes([bad])
+
+
+# ---------------------------------------------------------------- any JSON a host file may hold
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20) | st.sampled_from(["${env:TOK}", "${input:x}", "${TOK}", "${TOK:-d}", "${userHome}", "stdio", "http", "sse"])
+    keys = st.sampled_from(["command", "args", "env", "url", "type", "headers", "cwd", "disabled", "envFile", "x"]) | st.text(max_size=8)
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=6), max_leaves=25)
+
+
+def test_any_json_is_read_into_servers_or_one_sentence(tmp_path: Path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    secret = "tok-secret-42"
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.dictionaries(st.text(min_size=1, max_size=10), _json_values(), min_size=1, max_size=4), st.sampled_from(["mcpServers", "servers"]))
+    def check(entries, form):
+        config = tmp_path / "host.json"
+        config.write_text(json.dumps({form: entries}), encoding="utf-8")
+        try:
+            host = read_host_config(config, environ={"TOK": secret}, inputs={"x": "TOK"})
+        except HostConfigError as exc:
+            assert "\n" not in str(exc)
+            return
+        for server in host.servers:
+            assert isinstance(server.problem, str)
+            if not server.problem:
+                assert server.command or server.url
+            said = [server.shown(), server.problem] + ([server.redact(f"echo {secret}")] if secret in server.secrets else [])
+            for text in said:  # what a variable gave is never shown, whatever the entry looks like
+                assert secret not in text and "\n" not in text
+
+    check()
