@@ -72,7 +72,8 @@ def from_servers(name: str, spec: dict, host_config: str, committed: Path) -> in
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / f"{name}.toml"
         command = import_command(name, spec, host_config, out)
-        print("$ " + shlex.join(command[:4] + ["..."] + command[-2:]))
+        shown = ["<merged.toml's description>" if part == spec["catalogs"][name]["description"] else part for part in command]
+        print("$ " + shlex.join(shown))
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             print(f"{name}: the command failed (exit {done.returncode}):\n{done.stderr}")
