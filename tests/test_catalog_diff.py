@@ -256,3 +256,17 @@ def test_update_refusals(tmp_path: Path):
     ):
         code, _, stderr = run("catalog", "import-mcp", *argv)
         assert code == 2 and expected in stderr, (argv, stderr)
+
+
+def test_update_ignores_the_prefix_of_a_tool_no_server_gives(tmp_path: Path):
+    """Found: a tool a person added (category "handmade", id "handmade.note") made --update look for
+    a server 'handmade' in the host configuration and stop."""
+    env = {"TEAM_SECRET": SECRET}
+    catalog = tmp_path / "team.toml"
+    config = host(tmp_path, "github")
+    assert run("catalog", "import-mcp", "--config", str(config), "--server", "github", "--out", str(catalog), env=env)[0] == 0
+    text = catalog.read_text(encoding="utf-8")
+    catalog.write_text(text + '\n[[tools]]\nid = "handmade.note"\nwhen_to_use = "Write a note by hand."\ncategory = "handmade"\n', encoding="utf-8")
+    code, stdout, stderr = run("catalog", "import-mcp", "--config", str(config), "--server", "github", "--update", str(catalog), env=env)
+    assert code == 1 and "Traceback" not in stderr, stderr
+    assert stdout.splitlines()[:2] == [f"{catalog} -> imported now: 0 added, 1 removed, 0 renamed, 0 changed", "  - handmade.note"]

@@ -86,6 +86,7 @@ class MergedCatalog(BaseModel):
     servers: list[ServerTools]
     notes: list[str] = []  # one line per tool that needs a look, "<server>: ..."
     failed: list[str] = []  # one line per server not imported (why; the end of its stderr)
+    failed_servers: list[str] = []  # their names
     skipped: list[str] = []  # servers left out on purpose (disabled, not selected)
 
     def toml(self, source: str = "") -> str:
@@ -216,13 +217,22 @@ def import_host(
     timeout: float = DEFAULT_TIMEOUT,
     jobs: int = DEFAULT_JOBS,
     escalation: dict[str, dict[str, Any]] | None = None,
+    inherited: dict[str, str] | None = None,
 ) -> MergedCatalog:
-    """Start the configuration's servers (all, or those named in `only`) and merge their tools."""
+    """Start the configuration's servers (all, or those named in `only`) and merge their tools.
+    `prefixes` were given by a person (each must name a server); `inherited` come from a catalog
+    being updated (those of servers no longer configured are ignored)."""
     import asyncio
 
-    prefixes = prefixes or {}
+    prefixes = dict(prefixes or {})
     known = [s.name for s in config.servers]
-    for server in [*(only or []), *prefixes]:
+    for server in prefixes:
+        if server not in known:
+            from .errors import did_you_mean
+
+            raise MCPImportError(f"--prefix {server}=...: the host configuration {config.path} has no server '{server}'{did_you_mean(server, known)}; it has {', '.join(known)}")
+    prefixes = {k: v for k, v in (inherited or {}).items() if k in known} | prefixes  # given ones win
+    for server in only or []:
         if server not in known:
             from .errors import did_you_mean
 
@@ -244,12 +254,14 @@ def import_host(
     outcomes = asyncio.run(list_host_servers(selected, timeout=timeout, jobs=jobs))
     parts: list[ServerTools] = []
     failed: list[str] = []
+    failed_names: list[str] = []
     notes: list[str] = []
     for outcome in outcomes:
         server = outcome.server
         notes += [server.redact(f"{server.name}: {note}") for note in server.notes]
         if outcome.result is None:
             failed.append(_failure_line(outcome))
+            failed_names.append(server.name)
             continue
         result = outcome.result
         parts.append(ServerTools(
@@ -269,6 +281,7 @@ def import_host(
         escalation=escalation,
     )
     merged.failed = failed
+    merged.failed_servers = failed_names
     merged.skipped = skipped
     merged.notes = notes + merged.notes
     return merged

@@ -105,7 +105,7 @@ def _create(out: Path, text: str) -> None:
         raise MCPImportError(f"{out}: cannot write the catalog ({exc.strerror or exc}) (nothing was written)") from None
 
 
-def _host_import(args: argparse.Namespace, *, name: str, description: str | None, prefixes: dict[str, str], escalation: dict[str, Any] | None) -> Any:
+def _host_import(args: argparse.Namespace, *, name: str, description: str | None, inherited: dict[str, str], escalation: dict[str, Any] | None) -> Any:
     from ..mcp_hosts import parse_inputs, read_host_config
     from ..mcp_merge import import_host, parse_prefixes
 
@@ -116,7 +116,8 @@ def _host_import(args: argparse.Namespace, *, name: str, description: str | None
         config,
         name=name,
         description=description,
-        prefixes=prefixes | given,
+        prefixes=given,
+        inherited=inherited,
         only=args.server or None,
         timeout=args.timeout,
         jobs=args.jobs,
@@ -143,7 +144,7 @@ def _say_servers(merged: Any) -> None:
 def _run_config(args: argparse.Namespace, out: Path | None) -> int:
     from ..mcp_import import check_loads_back
 
-    merged = _host_import(args, name=args.name or _default_name(args.host_config), description=args.description, prefixes={}, escalation={} if args.no_escalation else None)
+    merged = _host_import(args, name=args.name or _default_name(args.host_config), description=args.description, inherited={}, escalation={} if args.no_escalation else None)
     text = merged.toml(source=args.host_config)
     check_loads_back(text)
     _say_servers(merged)
@@ -181,10 +182,10 @@ def _run_update(args: argparse.Namespace, command: list[str]) -> int:
     if args.host_config:
         from ..mcp_merge import prefixes_of
 
-        merged = _host_import(args, name=old.name, description=old.description, prefixes=prefixes_of(old), escalation=escalation)
+        merged = _host_import(args, name=old.name, description=old.description, inherited=prefixes_of(old), escalation=escalation)
         _say_servers(merged)
         data = merged.data
-        failed_servers = [line.split(":", 1)[0] for line in merged.failed]
+        failed_servers = merged.failed_servers
         header_source = args.host_config
         render = merged.toml
     else:
@@ -195,7 +196,7 @@ def _run_update(args: argparse.Namespace, command: list[str]) -> int:
             print(f"tui-router: warning: {line}", file=sys.stderr)
         data = result.data
         data["description"] = old.description or data["description"]
-        data["tools"] += [{"id": k, "when_to_use": v["when_to_use"], "risk": "escalation", **({"keywords": v["keywords"]} if v["keywords"] else {})} for k, v in escalation.items()]
+        data["tools"] += [_tool_dict(t) for t in old.tools if t.is_escalation]  # kept as they were
         header_source = " ".join(command)
         render = result.toml
     data["none_option"] = old.none_option
@@ -245,13 +246,19 @@ def _keep_from_old(old: Any, data: dict[str, Any], failed_servers: list[str], re
         carried = [t for t in old.tools if t.category == server and t.id not in ids]
         if carried:
             at = next((i for i, t in enumerate(data["tools"]) if t.get("risk") == "escalation"), len(data["tools"]))
-            data["tools"][at:at] = [t.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False, mode="json") | {"risk": t.risk.value} for t in carried]
+            data["tools"][at:at] = [_tool_dict(t) for t in carried]
             lines.append(f"{server}: did not start; its {len(carried)} tools are kept as they were")
     for tool in data["tools"]:
         for key in ("keywords", "examples"):
             if key in tool and not tool[key]:
                 del tool[key]
     return lines
+
+
+def _tool_dict(tool: Any) -> dict[str, Any]:
+    """A catalog tool as its TOML table (empty lists and None left out)."""
+    data = tool.model_dump(by_alias=True, exclude_none=True, mode="json") | {"risk": tool.risk.value}
+    return {key: value for key, value in data.items() if value not in ([], ())}
 
 
 def _print_orphans(orphans: list[Any]) -> None:
