@@ -102,7 +102,7 @@ def _create(out: Path, text: str) -> None:
     except FileExistsError:
         raise MCPImportError(f"{out}: was created meanwhile; choose another --out (nothing was overwritten)") from None
     except OSError as exc:
-        raise MCPImportError(f"{out}: cannot write the catalog ({exc.strerror or exc}) (nothing was written)") from None
+        raise MCPImportError(f"{out}: cannot write the catalog ({exc.strerror or exc})") from None
 
 
 def _host_import(args: argparse.Namespace, *, name: str, description: str | None, inherited: dict[str, str], escalation: dict[str, Any] | None) -> Any:
