@@ -306,26 +306,87 @@ def _located(exc: Exception) -> Exception:
     return exc
 
 
-async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -> ListedTools:
+async def list_mcp_tools(
+    command: list[str],
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    who: str | None = None,
+) -> ListedTools:
     """The tools of an MCP server started with `command` over stdio. tools/list is read as raw
     JSON-RPC (the SDK's client refuses the whole list for one bad tool) and each tool is checked
-    alone; the SDK still does the transport and the handshake."""
+    alone; the SDK still does the transport and the handshake. `env` is added to the SDK's minimal
+    environment (PATH, HOME, ...); `who` names the server in errors (default: its command)."""
     try:
-        import anyio
-        from mcp import ClientSession, StdioServerParameters
+        from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
-        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
     except ImportError:
         raise MCPImportError(INSTALL_HINT) from None
     if not command:
         raise MCPImportError("give the MCP server command after --, e.g. catalog import-mcp -- python my_server.py")
-    shown = shlex.join(command)
+    who = who or f"the MCP server `{shlex.join(command)}`"
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=env or None, cwd=cwd)
+        try:
+            return await _list_tools(lambda: stdio_client(params, errlog=errlog), who, timeout, lambda: _stderr_tail(errlog))
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            reason = exc.strerror or str(exc)
+            raise MCPImportError(f"cannot start {who}: {reason}") from None
+
+
+async def list_remote_tools(url: str, *, transport: str = "http", headers: dict[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT, who: str | None = None) -> ListedTools:
+    """The tools of a remote MCP server: streamable HTTP (`transport` "http") or the older SSE."""
+    try:
+        import httpx2
+        from mcp.client.sse import sse_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+    except ImportError:
+        raise MCPImportError(INSTALL_HINT) from None
+    who = who or f"the MCP server at {url}"
+    limit = httpx2.Timeout(timeout)
+    refused: list[str] = []  # the HTTP status of a refused request: the SDK's error only says "an error response"
+
+    async def note(response: Any) -> None:
+        if response.status_code >= 400 and not refused:
+            refused.append(f"{response.status_code} {response.reason_phrase}".strip())
+
+    def detail() -> str:
+        if not refused:
+            return ""
+        hint = ": check the headers (a key or token) the configuration gives it" if refused[0][:3] in ("401", "403") else ""
+        return f"; it answered HTTP {refused[0]}{hint}"
+
+    def client_with_note(**kwargs: Any) -> Any:
+        client = create_mcp_http_client(**kwargs)
+        client.event_hooks["response"].append(note)
+        return client
+
+    if transport == "sse":
+        return await _list_tools(lambda: sse_client(url, headers=headers or None, timeout=timeout, sse_read_timeout=timeout, httpx_client_factory=client_with_note), who, timeout, detail)
+
+    @contextlib.asynccontextmanager
+    async def connect() -> Any:
+        async with client_with_note(headers=headers or None, timeout=limit) as client, streamable_http_client(url, http_client=client) as streams:
+            yield streams
+
+    return await _list_tools(connect, who, timeout, detail)
+
+
+async def _list_tools(connect: Any, who: str, timeout: float, stderr: Any = lambda: "") -> ListedTools:
+    """initialize, then tools/list page by page, over the streams `connect()` opens."""
+    try:
+        import anyio
+        from mcp import ClientSession
+        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+    except ImportError:
+        raise MCPImportError(INSTALL_HINT) from None
     failure = ""  # raised once the session is closed (its task group would wrap it in a group)
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog, _sdk_log() as unreadable:
-        params = StdioServerParameters(command=command[0], args=command[1:])
+    with _sdk_log() as unreadable:
         try:
             with anyio.fail_after(timeout):
-                async with stdio_client(params, errlog=errlog) as (read, write):
+                async with connect() as (read, write):
                     dispatcher = JSONRPCDispatcher(read, write)
                     async with ClientSession(dispatcher=dispatcher) as session:
                         init = await session.initialize()
@@ -336,7 +397,7 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
                             try:
                                 page = _Page.model_validate(raw)
                             except ValueError as exc:
-                                failure = f"the MCP server `{shown}` answered tools/list with no list of tools ({_summary(exc)}); nothing was written"
+                                failure = f"{who} answered tools/list with no list of tools ({_summary(exc)}); nothing was written"
                                 break
                             kept, skipped = _checked_tools(page, init.protocol_version, len(listed.tools) + len(listed.skipped))
                             listed.tools += kept
@@ -345,15 +406,22 @@ async def list_mcp_tools(command: list[str], timeout: float = DEFAULT_TIMEOUT) -
                             if not cursor:
                                 break
         except TimeoutError:
-            raise MCPImportError(f"the MCP server `{shown}` did not list its tools within {timeout:g} s{_unreadable(unreadable)}{_stderr_tail(errlog)}") from None
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-            reason = exc.strerror or str(exc)
-            raise MCPImportError(f"cannot start the MCP server `{shown}`: {reason}") from None
+            raise MCPImportError(f"{who} did not list its tools within {timeout:g} s{_unreadable(unreadable)}{stderr()}") from None
+        except (FileNotFoundError, PermissionError, NotADirectoryError):
+            raise
         except Exception as exc:  # the SDK raises many kinds (closed streams, protocol errors, groups)
-            raise MCPImportError(f"the MCP server `{shown}` stopped or failed before listing its tools ({_summary(exc)}){_unreadable(unreadable)}{_stderr_tail(errlog)}") from None
+            if isinstance(_first(exc), (FileNotFoundError, PermissionError, NotADirectoryError)):
+                raise _first(exc) from None
+            raise MCPImportError(f"{who} stopped or failed before listing its tools ({_summary(exc)}){_unreadable(unreadable)}{stderr()}") from None
     if failure:
         raise MCPImportError(failure)
     return listed
+
+
+def _first(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 class _Collect(logging.Handler):

@@ -160,6 +160,7 @@ class ToolSearch:
         turn = Turn(message=message, at=self._at(), tags=[f"mcp:{tool}", f"client:{client}"])
         if decision is not None:
             turn.decision = decision.to_turn_decision()
+            turn.arguments = decision.arguments_record()
         try:
             self.writer.append(turn)
         except (OSError, SessionError) as exc:  # no new file could be started (folder gone, disk full): the agent still gets its answer
@@ -168,7 +169,8 @@ class ToolSearch:
             print(f"tui-router: cannot start a live session file in {self.writer.folder} ({reason}); this turn is not recorded", file=sys.stderr)
 
     async def route_request(self, args: RouteArgs, client: str = "unknown") -> dict[str, Any]:
-        decision = await self.router.aroute(args.message)
+        # the console's and `route --args`' policy: missing or invalid arguments demote an execute
+        decision = await self.router.aroute_turn(args.message, arguments=self.router.config.arguments.auto)
         self._record(args.message, "route_request", client, decision)
         return self.route_answer(decision, args.candidates)
 
@@ -201,6 +203,10 @@ class ToolSearch:
         }
         if nothing_fits:
             answer["none_option"] = {"id": none, "description": NONE_DESCRIPTION, "probability": round(probs.get(none, 0.0), 4) if probs else None}
+        if decision.arguments is not None:
+            built = decision.arguments
+            answer["arguments"] = {"values": built.values, "valid": built.valid, "problems": [e.line() for e in built.errors] + ([built.error] if built.error else [])}
+            answer["demoted"] = decision.demoted
         if decision.error:
             answer["error"] = decision.error
         answer["backend"] = decision.backend
@@ -232,7 +238,13 @@ def advice_for(decision: Decision, injection: bool) -> str:
     elif action == "execute":
         text = f"Call {choice}: it fits with high confidence. Your usual permission checks still apply."
     elif action == "confirm":
-        why = "a tool of this risk never runs unconfirmed" if decision.band.value == "high" else "the match is not certain"
+        if decision.demoted and decision.arguments is not None:
+            missing = [e.line() for e in decision.arguments.errors][:3] or [decision.arguments.error]
+            why = f"its arguments are incomplete or invalid: {'; '.join(missing)}"
+        elif decision.band.value == "high":
+            why = "a tool of this risk never runs unconfirmed"
+        else:
+            why = "the match is not certain"
         text = f"Ask your user to confirm before calling {choice} ({why})."
     elif action == "escalate":
         text = f"Hand this request to a person ({choice}); do not call a tool for it."
@@ -676,7 +688,9 @@ def _bounded_error(body: bytes, *, batch: bool) -> bytes:
     return json.dumps(answer, ensure_ascii=True, separators=(",", ":")).encode()
 
 
-async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | None) -> None:
+async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | None, *, app: Any = None, path: str = "/mcp") -> None:
+    """`app`: another ASGI app to serve instead of `server`'s (mcp_catalogs.py: one per catalog);
+    `path` is what the ready line names."""
     import socket
 
     import uvicorn
@@ -694,12 +708,12 @@ async def _serve_http(server: Any, port: int, on_ready: Callable[[str], None] | 
     bound = sock.getsockname()[1]
     # json_response: each answer is one JSON body, not an SSE stream (we send no progress), which
     # costs the server about a third less CPU per call and the SDK client about 40% less time.
-    app = BoundedErrors(server.streamable_http_app(host="127.0.0.1", json_response=True))
+    app = BoundedErrors(app if app is not None else server.streamable_http_app(host="127.0.0.1", json_response=True))
     # log_config=None: uvicorn's records go to _OneLineLog (one escaped line, no traceback), not its own handlers
     config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False, lifespan="on")
     web = uvicorn.Server(config)
     if on_ready:
-        on_ready(f"http://127.0.0.1:{bound}/mcp")
+        on_ready(f"http://127.0.0.1:{bound}{path}")
     await web.serve(sockets=[sock])
 
 

@@ -20,7 +20,7 @@ from .decide import make_backend
 from .decide.base import Answer, DecisionBackend, Question
 from .policy import Action, Band, band_answer
 from .retrieve import Candidate, Retrieval, RetrievalMode, Retriever
-from .session import TurnDecision
+from .session import ArgumentsRecord, TurnDecision
 from .twostage import Staged, TwoStageError, plan_two_stage
 
 # Far larger messages are cut for the decision model (the full text stays in the session).
@@ -63,6 +63,14 @@ class Decision(BaseModel):
         """This decision with its arguments, an execute demoted to confirm when they are invalid."""
         action = Action(demote_action(self.action.value, result))
         return self.model_copy(update={"arguments": result, "action": action, "demoted": action is not self.action})
+
+    def arguments_record(self) -> ArgumentsRecord | None:
+        """The session record of the arguments step (None when it did not run)."""
+        if self.arguments is None:
+            return None
+        record = self.arguments.to_record()
+        record.demoted = self.demoted
+        return record
 
     def to_json(self) -> dict:
         """The `route --json` contract."""
@@ -234,6 +242,37 @@ class Router:
         if tool is None:
             return decision
         return decision.with_arguments(await abuild_arguments(tool, decision.message, self.config.arguments, secret_env=self.config.secret_env_names()))
+
+    def wants_arguments(self, decision: Decision) -> bool:
+        """Whether the arguments step runs after this route: a proposal (execute) or a confirm of a
+        real tool. A fallback or an escalation calls no tool, so nothing is built for it."""
+        return decision.action in (Action.execute, Action.confirm) and self.arguments_tool(decision) is not None
+
+    def route_turn(self, message: str, *, arguments: bool) -> Decision:
+        """One turn as a front end acts on it: `aroute_turn` for scripts and the CLI (never inside a
+        running loop)."""
+        decision = self.route(message)
+        return self.build_arguments(decision) if arguments and self.wants_arguments(decision) else decision
+
+    async def aroute_turn(
+        self,
+        message: str,
+        *,
+        arguments: bool,
+        questions: Callable[[int], None] | None = None,
+        building: Callable[[], None] | None = None,
+    ) -> Decision:
+        """One turn as every front end acts on it (the console, `route --args`, `mcp-serve`): the
+        route (bands, risk policy, the authority caution), then, with `arguments` on, the arguments
+        step for an execute or a confirm, where invalid or missing arguments demote an execute to a
+        confirm. One policy, so the same message gets the same action wherever it is typed.
+        `building` is called just before the arguments step (the console shows the command)."""
+        decision = await self.aroute(message, questions=questions)
+        if not arguments or not self.wants_arguments(decision):
+            return decision
+        if building is not None:
+            building()
+        return await self.abuild_arguments(decision)
 
     def route(self, message: str, *, holdout: str | None = None) -> Decision:
         started = time.perf_counter()

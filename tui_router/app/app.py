@@ -576,11 +576,14 @@ class RouterConsole(LiveFollow, ArgumentsActions, LabelUndo, App[int]):
             raise RuntimeError(self._router_error or "no router is loaded")
         for index, turn in zip(indexes, turns, strict=True):
             self._questions = 1
-            decision = await self.router.aroute(turn.message, questions=self._count_questions)
-            if self.config.arguments.auto and decision.action.value in ("execute", "confirm"):
-                # after the route: arguments built and validated; invalid ones demote execute to confirm
-                self.post_message(ArgumentsStarted(index, list(self.config.arguments.command)))
-                decision = await self.router.abuild_arguments(decision)
+            # the route, then (arguments.auto) the arguments step whose invalid arguments demote an
+            # execute to confirm: Router.aroute_turn, the one policy `route --args` and mcp-serve share
+            decision = await self.router.aroute_turn(
+                turn.message,
+                arguments=self.config.arguments.auto,
+                questions=self._count_questions,
+                building=lambda index=index: self.post_message(ArgumentsStarted(index, list(self.config.arguments.command))),
+            )
             self.post_message(DecisionReady(index, decision, turn))
 
     def _count_questions(self, count: int) -> None:

@@ -1,4 +1,4 @@
-"""`tui-router catalog validate PATH` (and later `catalog import-mcp`)."""
+"""`tui-router catalog validate PATH`, `catalog diff OLD NEW` (and `catalog import-mcp`, mcp_cmd.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     validate = csub.add_parser("validate", help="check a catalog file and list every problem", description="Check a catalog file; exit 2 listing every problem.")
     validate.add_argument("path", help="catalog file or bundled catalog name")
     validate.set_defaults(handler=run_validate)
+    diff = csub.add_parser(
+        "diff",
+        help="what changed between two catalogs, and the labelled turns it orphans",
+        description="Tools added, removed, renamed (same schema, similar text) and changed (when_to_use, risk, schema, title, category) "
+        "from OLD to NEW; with --sessions, the labelled turns naming a removed tool, with the likely new id. Exit 0 when nothing changed, 1 when something did. "
+        "Nothing is written without --write, which relabels the turns of renamed tools (never a guess, never a live file).",
+    )
+    diff.add_argument("old", metavar="OLD", help="the catalog as it was")
+    diff.add_argument("new", metavar="NEW", help="the catalog as it is now")
+    diff.add_argument("--sessions", nargs="+", default=[], metavar="PATH", help="session files or folders whose labelled turns to check")
+    diff.add_argument("--write", action="store_true", help="relabel the turns of renamed tools in --sessions (atomic, under the session lock)")
+    diff.add_argument("--json", action="store_true", help="print one JSON object")
+    diff.set_defaults(handler=run_diff)
     from . import mcp_cmd
 
     mcp_cmd.register(csub)
@@ -59,3 +72,31 @@ def run_validate(args: argparse.Namespace) -> int:
         + (f"; {warned} warning{'' if warned == 1 else 's'} (on stderr), none blocking" if warned else "")
     )
     return 0
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    import json
+
+    from ..catalog import load_catalog
+    from ..catalog_diff import diff_catalogs, format_diff, orphaned_turns, relabel
+    from ..errors import UserError
+    from .mcp_cmd import _print_orphans
+
+    if args.write and not args.sessions:
+        raise UserError("--write relabels turns in --sessions; give the session files or folders")
+    old, new = load_catalog(args.old), load_catalog(args.new)
+    diff = diff_catalogs(old, new)
+    orphans = orphaned_turns(diff, args.sessions) if args.sessions else []
+    written = relabel(orphans) if args.write else []
+    if args.json:
+        out = diff.to_json() | {"orphaned_turns": [o.model_dump() for o in orphans], "relabelled": [{"path": p, "turns": n} for p, n in written]}
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        for line in format_diff(diff, args.old, args.new):
+            print(line)
+        _print_orphans(orphans)
+        for where, count in written:
+            print(f"relabelled {count} turn{'s' if count != 1 else ''} in {where}")
+        if orphans and not args.write and any(o.how == "renamed" and not o.live for o in orphans):
+            print("nothing was written; rerun with --write to relabel the renamed tools' turns")
+    return 0 if diff.empty else 1

@@ -33,9 +33,8 @@ def run(args: argparse.Namespace) -> int:
     for warning in router.catalog.warnings:  # an unknown field is ignored: said, as eval says it
         print(f"tui-router: warning: {warning}", file=sys.stderr)
     try:
-        decision = router.route(message)
-        if args.args:
-            decision = router.build_arguments(decision)
+        # the console's and mcp-serve's policy: arguments for an execute or a confirm, invalid ones demote
+        decision = router.route_turn(message, arguments=args.args)
     finally:
         router.backend.close()
     if args.json:
