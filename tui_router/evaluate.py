@@ -39,9 +39,7 @@ if TYPE_CHECKING:
     from .config import ArgumentsConfig, Config
     from .route import Router
 
-RECALL_KS = tuple(range(1, 11))
-RELIABILITY_BINS = 10
-STAGES = ("retrieval", "unresolved", "decision", "policy")
+from .evalstate import RECALL_KS, RELIABILITY_BINS, STAGES, ContextSizes, state_of  # noqa: F401  (re-exported)
 
 
 class EvalError(UserError):
@@ -875,28 +873,12 @@ class GroupMetrics(BaseModel):
 
 
 def group_metrics(results: Sequence[TurnResult], none_option: str) -> GroupMetrics:
-    tools = [r for r in results if not r.is_none]
-    nones = [r for r in results if r.is_none]
-    said_none = [r for r in results if r.choice == none_option]
-    stages = {s: 0 for s in STAGES}
+    from .evalstate import GroupState
+
+    state = GroupState()
     for r in results:
-        if r.stage:
-            stages[r.stage] += 1
-    return GroupMetrics(
-        n=len(results),
-        tool_cases=len(tools),
-        none_cases=len(nones),
-        retrieval_recall=Ratio.of(r.retrieved for r in results),
-        top1=Ratio.of(r.exact for r in tools),
-        top1_acceptable=Ratio.of(r.correct for r in tools),
-        top3=Ratio.of(r.label in r.top3 for r in tools),
-        accuracy_given_retrieved=Ratio.of(r.correct for r in tools if r.retrieved),
-        none_precision=Ratio.of(r.is_none for r in said_none),
-        none_recall=Ratio.of(r.choice == none_option for r in nones),
-        fallback_rate=Ratio.of(r.action == Action.fallback.value for r in results),
-        unresolved=sum(r.band == Band.unresolved.value for r in results),
-        stages=stages,
-    )
+        state.add(r, none_option)
+    return state.metrics()
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -912,26 +894,17 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def reliability(results: Sequence[TurnResult]) -> tuple[list[ReliabilityBin], float | None, float | None]:
     """10 equal-width confidence bins, ECE and Brier score over resolved turns (correct = 1)."""
-    scored = [(r.confidence, 1.0 if r.correct else 0.0) for r in results if r.confidence is not None]
-    bins: list[list[tuple[float, float]]] = [[] for _ in range(RELIABILITY_BINS)]
-    for conf, hit in scored:
-        bins[min(int(conf * RELIABILITY_BINS), RELIABILITY_BINS - 1)].append((conf, hit))
-    table = []
-    ece = 0.0
-    for i, items in enumerate(bins):
-        mean_conf = sum(c for c, _ in items) / len(items) if items else None
-        acc = sum(h for _, h in items) / len(items) if items else None
-        if items:
-            ece += len(items) / len(scored) * abs(acc - mean_conf)  # type: ignore[operator]
-        table.append(
-            ReliabilityBin(
-                low=i / RELIABILITY_BINS, high=(i + 1) / RELIABILITY_BINS, count=len(items), mean_confidence=mean_conf, accuracy=acc
-            )
-        )
-    if not scored:
-        return table, None, None
-    brier = sum((c - h) ** 2 for c, h in scored) / len(scored)
-    return table, ece, brier
+    from .evalstate import EvalState
+
+    state = EvalState()
+    for r in results:
+        if r.confidence is not None:
+            i = min(int(r.confidence * RELIABILITY_BINS), RELIABILITY_BINS - 1)
+            state.bins[i][0] += 1
+            state.bins[i][1] += r.correct
+            state.bin_confidence[i].add(r.confidence)
+            state.brier.add((r.confidence - (1.0 if r.correct else 0.0)) ** 2)
+    return state.reliability()
 
 
 def _compact_len(obj: Any) -> int:
@@ -944,30 +917,7 @@ def context_bytes(catalog: Catalog, results: Sequence[TurnResult]) -> ContextByt
     A tool without a schema counts as {"name", "schema": {}}. Nothing extra is loaded for a none
     choice; an unresolved turn loads every schema, since a failed router leaves the agent loading all.
     """
-    if not results:
-        return None
-    tools = list(catalog.tools)
-    schema_entry = {t.id: {"name": t.id, "schema": t.input_schema or {}} for t in tools}
-    one = {tid: _compact_len(entry) for tid, entry in schema_entry.items()}
-    all_schemas = _compact_len(list(schema_entry.values()))
-    snippets = _compact_len([{"name": t.id, "snippet": t.when_to_use} for t in tools])
-
-    def extra(r: TurnResult, k: int) -> int:
-        if r.band == Band.unresolved.value:
-            return all_schemas
-        if r.choice is None or r.choice == catalog.none_option:
-            return 0
-        return sum(one.get(t, 0) for t in r.top3[:k])
-
-    n = len(results)
-    return ContextBytes(
-        all_schemas=all_schemas,
-        snippets_only=snippets,
-        snippets_top1=snippets + sum(extra(r, 1) for r in results) / n,
-        snippets_top3=snippets + sum(extra(r, 3) for r in results) / n,
-        tools=len(tools),
-        tools_with_schema=sum(1 for t in tools if t.input_schema),
-    )
+    return state_of(results, catalog, keep_errors=0).context_bytes(ContextSizes.of(catalog))
 
 
 class ArgumentStats(BaseModel):
@@ -1064,6 +1014,10 @@ class EvalReport(BaseModel):
     thresholds: dict[str, float] = {}
     # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
     catalog_lines: list[str] = Field(default=[], exclude=True)
+    # the first wrong turns (as many as the run kept: --errors) and the first unresolved one, in run
+    # order: what the tables and warnings show, kept when the turns themselves are not (a big run)
+    first_errors: list[TurnResult] = Field(default=[], exclude=True)
+    first_unresolved: TurnResult | None = Field(default=None, exclude=True)
 
     # flat numbers a --gate may test
     def gate_metrics(self) -> dict[str, float | None]:
@@ -1197,7 +1151,7 @@ class EvalReport(BaseModel):
 
 def missed_review(results: Sequence[TurnResult]) -> Ratio:
     """Over the turns labelled with an escalation option: a person should have seen the turn, so it
-    is missed unless the escalation option was chosen AND escalated."""
+    is missed unless the escalation option was chosen AND escalated (evalstate.REPORT_RATIOS)."""
     return Ratio.of(not (r.correct and r.action == Action.escalate.value) for r in results if r.is_escalation)
 
 
@@ -1210,62 +1164,10 @@ def build_report(
     learning: str = "",
     files: Sequence[str] = (),
 ) -> EvalReport:
-    """Every metric over scored turns; works on an empty list (n = 0, rates n/a)."""
-    none = catalog.none_option
-    n = len(results)
-    overall = group_metrics(results, none)
-    recall = {k: Ratio.of(r.rank is not None and r.rank <= k for r in results) for k in RECALL_KS}
-    executed = [r for r in results if r.action == Action.execute.value]
-    bands = {}
-    for band in Band:
-        members = [r for r in results if r.band == band.value]
-        bands[band.value] = BandStats(
-            count=len(members), coverage=len(members) / n if n else None, accuracy=Ratio.of(r.correct for r in members)
-        )
-    table, ece, brier = reliability(results)
-    per_tool: dict[str, list[TurnResult]] = {}
-    for r in results:
-        if r.arguments_valid is not None and r.choice:
-            per_tool.setdefault(r.choice, []).append(r)
-    latencies = [r.latency_ms for r in results]
-    per_tag: dict[str, list[TurnResult]] = {}
-    per_category: dict[str, list[TurnResult]] = {}
-    for r in results:
-        for tag in dict.fromkeys(r.tags):
-            per_tag.setdefault(tag, []).append(r)
-        per_category.setdefault(r.category, []).append(r)
-    return EvalReport(
-        backend=backend,
-        model=model,
-        catalog=catalog.name,
-        options=len(catalog.option_ids),
-        learning=learning,
-        files=list(files),
-        n=n,
-        tool_cases=overall.tool_cases,
-        none_cases=overall.none_cases,
-        overall=overall,
-        recall_at_k=recall,
-        missed_review_rate=missed_review(results),
-        wrong_execute_rate=Ratio.of(r.action == Action.execute.value and r.band == "high" and not r.correct for r in results),
-        execute_precision=Ratio.of(r.correct for r in executed),
-        automation_rate=Ratio.of(r.action == Action.execute.value for r in results),
-        bands=bands,
-        reliability=table,
-        ece=ece,
-        brier=brier,
-        latency_ms={
-            "p50": percentile(latencies, 50),
-            "p95": percentile(latencies, 95),
-            "mean": sum(latencies) / n if n else None,
-        },
-        context_bytes=context_bytes(catalog, results),
-        per_tag={k: group_metrics(v, none) for k, v in sorted(per_tag.items())},
-        per_category={k: group_metrics(v, none) for k, v in sorted(per_category.items(), key=lambda kv: (kv[0] == "none", kv[0]))},
-        turns=results,
-        arguments=argument_stats(results),
-        per_tool_arguments={tool: argument_stats(rs) for tool, rs in sorted(per_tool.items())},
-    )
+    """Every metric over scored turns; works on an empty list (n = 0, rates n/a). The metrics come
+    from the mergeable state (evalstate.py), as a sharded run's do."""
+    state = state_of(results, catalog)
+    return state.report(catalog, backend=backend, model=model, learning=learning, files=files, turns=results)
 
 
 # ---------------------------------------------------------------------------------------------

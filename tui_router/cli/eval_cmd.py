@@ -193,11 +193,10 @@ def _warn_unresolved(report) -> None:
     """A dead server left every turn "unresolved" with its reason only in the JSON: say why, once."""
     from ..report import shorten
 
-    failed = [t for t in report.turns if t.band == "unresolved"]
-    if failed:
-        first = failed[0]
+    first = report.first_unresolved  # kept by the run in run order (evalstate), with the count
+    if first is not None:
         print(
-            f"tui-router: warning: {len(failed)} of {report.n} turns unresolved ({report.backend}); "
+            f"tui-router: warning: {report.overall.unresolved} of {report.n} turns unresolved ({report.backend}); "
             f"the first, {first.source} turn {first.index + 1}: {shorten(first.error or 'no reason given', 400)}",
             file=sys.stderr,
         )
