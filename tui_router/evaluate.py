@@ -400,19 +400,21 @@ def ignored_fields(sessions: Sequence[Session]) -> list[UnreadTurn]:
 def unread_lines(sessions: Sequence[Session]) -> list[str]:
     """One stderr line for the turns that did not read (the first few problems named), one per
     [session] read without its fields that do not validate."""
-    lines = []
-    for s in sessions:
-        for index, problems in s.unread:
-            if index < 0:
-                lines.append(f"{problems[0]}; read without it (--strict refuses instead)")
-    turns = unread_turns(sessions)
+    heads = [problems[0] for s in sessions for index, problems in s.unread if index < 0]
+    empty = [f"{Path(str(s.path)).name} turns[{i}]" for s in sessions for i, t in enumerate(s.turns) if t.label == ""]
+    return unread_lines_of(heads, unread_turns(sessions), empty, ignored_fields(sessions))
+
+
+def unread_lines_of(heads: Sequence[str], turns: Sequence[UnreadTurn], empty: Sequence[str], fields: Sequence[UnreadTurn]) -> list[str]:
+    """unread_lines from what a pass over the files collected: the first problem of each [session]
+    that did not fully read, the unread turns, "file turns[i]" of each `label = ""`, the turns
+    read without a field."""
+    lines = [f"{head}; read without it (--strict refuses instead)" for head in heads]
     if turns:
         lines.append(f"{_turns(len(turns))} left out, not a valid session turn: {_first_problems(turns)} (--strict refuses instead)")
-    empty = [f"{Path(str(s.path)).name} turns[{i}]" for s in sessions for i, t in enumerate(s.turns) if t.label == ""]
     if empty:  # `label = ""` reads as no label: said, or the turn vanished from the count unseen
         more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
         lines.append(f"{_turns(len(empty))} with label = \"\" read as unlabelled, not scored: {', '.join(empty[:5])}{more}")
-    fields = ignored_fields(sessions)
     if fields:
         lines.append(f"{_turns(len(fields))} measured without a field that does not validate: {_first_problems(fields)} (--strict refuses instead)")
     return lines
@@ -518,11 +520,8 @@ def check_cases(
         named = session.session.catalog
         if named and named != catalog.name:
             if strict:
-                raise EvalError(
-                    f"{session.path}: the turns are labelled for catalog '{named}' but the catalog in use is "
-                    f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
-                )
-            gaps.notes.append(f"{session.path}: recorded for catalog '{named}'; routed with catalog '{catalog.name}'")
+                raise other_catalog_error(session.path, named, catalog)
+            gaps.notes.append(other_catalog_note(session.path, named, catalog))
     from .textsafe import is_blank
 
     # whitespace, or only characters that draw nothing (bidi marks, variation selectors): route refuses such a message
@@ -531,26 +530,10 @@ def check_cases(
         gaps.blank = [SkippedCase(source=c.source, index=c.index, label=c.turn.label or "") for c in blank]
         cases = [c for c in cases if not is_blank(c.turn.message)]
     elif blank:  # routed, it would count as a retrieval miss of a message nobody sent
-        more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
-        what = "an empty message" if not blank[0].turn.message.strip() else "a message of only characters that draw nothing"
-        raise EvalError(
-            f"{blank[0].source}: turns[{blank[0].index}]: the labelled turn has {what}{more}; "
-            "write the user message it stands for, or remove its label"
-        )
+        raise blank_error(blank[0], len(blank))
     problems = []
     for case in cases:
-        for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
-            if not value or is_option(catalog, value):
-                continue
-            if strict:
-                problems.append(
-                    f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
-                    f"'{catalog.name}'{_suggest(value, catalog)}"
-                )
-            elif role == "label":
-                gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
-            else:
-                gaps.acceptable[value] = gaps.acceptable.get(value, 0) + 1
+        problems += label_problems(case, catalog, gaps, strict)
     for case, line in _expected_arguments_problems(gaps.keep(cases), catalog):
         if strict:
             problems.append(line)
@@ -558,17 +541,59 @@ def check_cases(
             gaps.arguments.append(line)
             gaps.no_expected.add((case.source, case.index))
     if problems:
-        shown = problems[:20]
-        if len(problems) > 20:
-            shown.append(f"... and {len(problems) - 20} more unknown labels")
-        if any(" is not an option of catalog " in p for p in problems):
-            # a tool removed or renamed since the labels were given reads like a typo otherwise
-            shown.append(
-                "if the catalog changed since these turns were labelled, relabel them in the console (tui-router open SESSION, "
-                "then l on each) or pass --catalog with the catalog they were labelled for"
-            )
-        raise SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
+        raise labels_error(problems, catalog)
     return gaps
+
+
+def other_catalog_error(path: Any, named: str, catalog: Catalog) -> EvalError:
+    return EvalError(
+        f"{path}: the turns are labelled for catalog '{named}' but the catalog in use is "
+        f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
+    )
+
+
+def other_catalog_note(path: Any, named: str, catalog: Catalog) -> str:
+    return f"{path}: recorded for catalog '{named}'; routed with catalog '{catalog.name}'"
+
+
+def blank_error(first: LabelledCase, count: int) -> EvalError:
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    what = "an empty message" if not first.turn.message.strip() else "a message of only characters that draw nothing"
+    return EvalError(
+        f"{first.source}: turns[{first.index}]: the labelled turn has {what}{more}; "
+        "write the user message it stands for, or remove its label"
+    )
+
+
+def label_problems(case: LabelledCase, catalog: Catalog, gaps: CatalogGaps, strict: bool) -> list[str]:
+    """A case's label and acceptable ids that are no option: lines (strict), else noted in `gaps`."""
+    problems = []
+    for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
+        if not value or is_option(catalog, value):
+            continue
+        if strict:
+            problems.append(
+                f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
+                f"'{catalog.name}'{_suggest(value, catalog)}"
+            )
+        elif role == "label":
+            gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
+        else:
+            gaps.acceptable[value] = gaps.acceptable.get(value, 0) + 1
+    return problems
+
+
+def labels_error(problems: list[str], catalog: Catalog) -> SessionError:
+    shown = problems[:20]
+    if len(problems) > 20:
+        shown.append(f"... and {len(problems) - 20} more unknown labels")
+    if any(" is not an option of catalog " in p for p in problems):
+        # a tool removed or renamed since the labels were given reads like a typo otherwise
+        shown.append(
+            "if the catalog changed since these turns were labelled, relabel them in the console (tui-router open SESSION, "
+            "then l on each) or pass --catalog with the catalog they were labelled for"
+        )
+    return SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
 
 
 def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog) -> list[str]:
@@ -1198,7 +1223,7 @@ def learning_mode(router: Router, learn: bool, taught: bool, n_cases: int) -> st
     return "off"
 
 
-async def _aroute_all(router: Router, messages: Sequence[str], concurrency: int) -> list[Decision]:
+async def _aroute_all(router: Router, messages: Sequence[str], concurrency: int, close: bool = True) -> list[Decision]:
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(message: str) -> Decision:
@@ -1208,17 +1233,20 @@ async def _aroute_all(router: Router, messages: Sequence[str], concurrency: int)
     try:
         return list(await asyncio.gather(*(one(m) for m in messages)))
     finally:
-        await router.aclose()
+        if close:
+            await router.aclose()
 
 
-def route_all(router: Router, messages: Sequence[str], concurrency: int = 1) -> list[Decision]:
-    """Route every message with itself held out; concurrency > 1 uses aroute under a semaphore."""
+def route_all(router: Router, messages: Sequence[str], concurrency: int = 1, *, close: bool = True) -> list[Decision]:
+    """Route every message with itself held out; concurrency > 1 uses aroute under a semaphore.
+    close=False: the router routes more batches after this one (a shard of a run)."""
     if concurrency <= 1:
         try:
             return [router.route(m, holdout=m) for m in messages]
         finally:
-            router.backend.close()
-    return asyncio.run(_aroute_all(router, messages, concurrency))
+            if close:
+                router.backend.close()
+    return asyncio.run(_aroute_all(router, messages, concurrency, close))
 
 
 def evaluate_router(
@@ -1238,9 +1266,26 @@ def evaluate_router(
     again is a decision error, counted in `not_this` (a labelled turn doing so is already wrong)."""
     taught = teach_local_backend(router, cases) if learn else False
     mode = learning_mode(router, learn, taught, len(cases))
+    results, repeats = route_and_score(router, cases, declined, concurrency=concurrency, arguments=arguments)
+    report = build_report(
+        results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
+    )
+    report.not_this = Ratio.of(repeats)
+    report.thresholds = {"high": router.config.policy.high, "medium": router.config.policy.medium}
+    report.cache_problem = router.backend.cache_problem()
+    return report
+
+
+def route_and_score(
+    router: Router, cases: Sequence[LabelledCase], declined: Sequence[LabelledCase] = (), *, concurrency: int = 1,
+    arguments: bool = True, close: bool = True,
+) -> tuple[list[TurnResult], list[bool]]:
+    """Route cases and declined turns (each held out from itself), score the cases; the flags say,
+    per turn with declined options, whether it was routed to one again. One batch of a run: the
+    whole eval, or one shard of it (shard.py)."""
     messages = [c.turn.message for c in [*cases, *declined]]
     router.backend.prefetch(messages)  # the semantic backend: every message embedded up front, on every core
-    routed = route_all(router, messages, concurrency)
+    routed = route_all(router, messages, concurrency, close=close)
     decisions, again = routed[: len(cases)], routed[len(cases) :]
     # a label given after a decline (`a` on a declined row, a review) overrules that decline: the
     # option is then right, so picking it again is not a "not this" repeat
@@ -1254,13 +1299,7 @@ def evaluate_router(
     ]
     if arguments:
         score_arguments(results, [c.turn for c in cases], router.catalog, router.config.arguments, router.config.secret_env_names())
-    report = build_report(
-        results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
-    )
-    report.not_this = Ratio.of(repeats)
-    report.thresholds = {"high": router.config.policy.high, "medium": router.config.policy.medium}
-    report.cache_problem = router.backend.cache_problem()
-    return report
+    return results, repeats
 
 
 def declined_turns(sessions: Sequence[Session]) -> list[LabelledCase]:
@@ -1297,29 +1336,10 @@ def run_eval(
         gaps.notes += none_alias_notes(sessions, catalog)
     kept = gaps.without_unfit_arguments(gaps.keep(cases))
     if not kept:
-        only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
-        where = ", ".join(str(s.path) for s in sessions)
-        if cases and len(gaps.blank) == len(cases):
-            raise EvalError(
-                f"every labelled turn{only} in {where} has an empty message (or one of only characters that draw nothing); "
-                "write the user messages they stand for"
-            )
-        if cases:  # every label is gone from this catalog: nothing to measure
-            raise EvalError(
-                f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
-                f"({not_in_catalog_text(gaps.label_counts()).split(': ', 1)[1]}); pass --catalog with the catalog they were labelled for"
-            )
-        invalid = unread_turns(sessions)
-        if invalid:
-            raise EvalError(
-                f"no labelled turn{only} in {where} reads: {len(invalid)} turn{'' if len(invalid) == 1 else 's'} not valid, "
-                f"the first {invalid[0].problems[0]}"
-            )
-        fields = ignored_fields(sessions)
-        also = f"; {len(fields)} turn{'' if len(fields) == 1 else 's'} did not fully validate, the first {fields[0].problems[0]}" if fields else ""
-        extra = sorted({k for s in sessions for t in s.turns for k in (t.model_extra or {})})
-        keys = f"; the turns carry {', '.join(repr(k) for k in extra[:5])}, which eval does not read as a label" if extra else ""
-        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){keys}{also}")
+        raise nothing_to_measure(
+            label_sources, [str(s.path) for s in sessions], catalog, cases=len(cases), gaps=gaps, invalid=unread_turns(sessions),
+            fields=ignored_fields(sessions), extra={k for s in sessions for t in s.turns for k in (t.model_extra or {})},
+        )
     router = build_router(config, catalog, backend)
     report = evaluate_router(
         router, kept, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
@@ -1331,6 +1351,34 @@ def run_eval(
     report.ignored_fields = ignored_fields(sessions)
     report.catalog_lines = unread_lines(sessions) + gaps.lines(catalog)
     return report
+
+
+def nothing_to_measure(
+    label_sources: Iterable[str] | None, files: Sequence[str], catalog: Catalog, *, cases: int, gaps: CatalogGaps,
+    invalid: Sequence[UnreadTurn], fields: Sequence[UnreadTurn], extra: set[str],
+) -> EvalError:
+    """Why no labelled turn is left to route, in one sentence: `cases` labelled turns were found, all
+    blank or labelled with ids the catalog lacks (gaps), or none (then: unread turns, stray keys)."""
+    only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
+    where = ", ".join(files)
+    if cases and len(gaps.blank) == cases:
+        return EvalError(
+            f"every labelled turn{only} in {where} has an empty message (or one of only characters that draw nothing); "
+            "write the user messages they stand for"
+        )
+    if cases:  # every label is gone from this catalog: nothing to measure
+        return EvalError(
+            f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
+            f"({not_in_catalog_text(gaps.label_counts()).split(': ', 1)[1]}); pass --catalog with the catalog they were labelled for"
+        )
+    if invalid:
+        return EvalError(
+            f"no labelled turn{only} in {where} reads: {len(invalid)} turn{'' if len(invalid) == 1 else 's'} not valid, "
+            f"the first {invalid[0].problems[0]}"
+        )
+    also = f"; {len(fields)} turn{'' if len(fields) == 1 else 's'} did not fully validate, the first {fields[0].problems[0]}" if fields else ""
+    keys = f"; the turns carry {', '.join(repr(k) for k in sorted(extra)[:5])}, which eval does not read as a label" if extra else ""
+    return EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){keys}{also}")
 
 
 # ---------------------------------------------------------------------------------------------
