@@ -71,16 +71,22 @@ class EvalRun:
     reused: int  # shards read back from an earlier run's store
     store: RunStore | None = None
     ranges: list[tuple[int, int]] = field(default_factory=list)
-    workdir: str = ""
+    results: list[ShardResult] = field(default_factory=list)
+
+    @property
+    def store_problem(self) -> str:
+        return self.store.problem if self.store is not None else ""
 
     def turn_lines(self) -> Iterator[str]:
-        """Each scored turn's report JSON (without the newline), streamed from the store."""
-        if self.store is None:
-            return
-        for lo, hi in self.ranges:
-            with self.store.turns(lo, hi).open(encoding="utf-8") as handle:
-                for line in handle:
-                    yield line.rstrip("\n")
+        """Each scored turn's report JSON (without the newline), in run order: streamed from the
+        store, or from memory where the disk refused to keep them."""
+        for (lo, hi), result in zip(self.ranges, self.results, strict=True):
+            if result.turns is not None:
+                yield from result.turns.decode("utf-8").splitlines()
+            elif self.store is not None:
+                with self.store.turns(lo, hi).open(encoding="utf-8") as handle:
+                    for line in handle:
+                        yield line.rstrip("\n")
 
     def close(self) -> None:
         if self.store is not None:
@@ -119,12 +125,13 @@ def run_eval_shards(
 
     engine = engine or InProcess(keep_results=keep_turns)
     root = store_root or default_root()
+    scratch: Path | None = root if use_store else None
     if use_store:
         try:
             root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"{root}: cannot keep the run's shard results there ({exc.strerror or exc})") from None
-    with tempfile.TemporaryDirectory(prefix="plan-", dir=root if use_store else None) as tmp:
+        except OSError:
+            scratch = None  # the store says why below, once
+    with tempfile.TemporaryDirectory(prefix="plan-", dir=scratch) as tmp:
         plan = plan_eval(paths, catalog, Path(tmp), label_sources=label_sources, strict=strict)
         total = plan.spool.count
         setup = {
@@ -150,6 +157,12 @@ def run_eval_shards(
             concurrency=concurrency, keep_errors=keep_errors, with_turns=with_turns, spool=str(plan.spool.path),
             spool_offsets=tuple(plan.spool.offsets), spool_count=plan.spool.count, fault=os.environ.get(FAULT_ENV, ""),
         )
+        if plan.spool.in_memory and learn:  # the disk refused the spool: the label set goes with the job
+            from dataclasses import replace
+
+            from .shard import exemplar_pairs_of
+
+            job = replace(job, spool=None, exemplars=tuple(exemplar_pairs_of(plan.spool, plan.excluded)))
         results: dict[int, ShardResult] = {}
         tasks: list[Task] = []
         for index, (lo, hi) in enumerate(ranges):
@@ -168,8 +181,8 @@ def run_eval_shards(
                 if isinstance(outcome, ShardFailed):
                     failures.append(outcome)
                     continue
-                if store is not None:
-                    store.save(outcome)
+                if store is not None and store.save(outcome):
+                    outcome.turns = None  # on disk now: read back when printed, not held
                 results[outcome.index] = outcome
                 done += outcome.hi - outcome.lo
                 if progress is not None:
@@ -185,7 +198,7 @@ def run_eval_shards(
             raise _failed(sorted(failures, key=lambda f: f.index)[0], len(ranges), len(results), store)
     ordered = [results[i] for i in range(len(ranges))]
     report = _report(ordered, plan, catalog, keep_errors, keep_turns)
-    return EvalRun(report=report, shards=len(ranges), reused=reused, store=store, ranges=ranges, workdir=str(store.dir) if store else "")
+    return EvalRun(report=report, shards=len(ranges), reused=reused, store=store, ranges=ranges, results=ordered)
 
 
 def _failed(first: ShardFailed, count: int, finished: int, store: RunStore | None) -> ShardError:

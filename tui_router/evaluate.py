@@ -32,7 +32,7 @@ from .errors import SessionError, UserError, did_you_mean
 from .gcpause import gc_paused
 from .policy import Action, Band
 from .route import Decision
-from .session import Session, Turn, TurnDecision, copy_notes, iter_session_files, load_session, repeated_turns
+from .session import Session, Turn, TurnDecision, iter_session_files, load_session, repeated_turns
 
 if TYPE_CHECKING:
     from .catalog import Catalog, Tool
@@ -1324,33 +1324,15 @@ def run_eval(
     catalog are skipped (report.skipped, report.catalog_lines), a session made for a catalog of
     another name is a note, and a renamed none option (none_aliases) is read as the current one."""
     from .catalog import load_catalog
-    from .route import build_router
+    from .evalrun import run_eval_shards
 
     catalog = catalog or load_catalog(config.catalog_spec())
-    cases, sessions = load_cases(paths, label_sources, lenient=not strict)
-    if not strict:
-        aliases = {str(s.path): label_aliases(s, catalog) for s in sessions}
-        cases = [c.model_copy(update={"turn": _aliased(c.turn, aliases.get(c.source, {}))}) for c in cases]
-    gaps = check_cases(sessions, cases, catalog, strict=strict, skip_blank=True)
-    if not strict:
-        gaps.notes += none_alias_notes(sessions, catalog)
-    kept = gaps.without_unfit_arguments(gaps.keep(cases))
-    if not kept:
-        raise nothing_to_measure(
-            label_sources, [str(s.path) for s in sessions], catalog, cases=len(cases), gaps=gaps, invalid=unread_turns(sessions),
-            fields=ignored_fields(sessions), extra={k for s in sessions for t in s.turns for k in (t.model_extra or {})},
-        )
-    router = build_router(config, catalog, backend)
-    report = evaluate_router(
-        router, kept, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
+    # one file at a time, the turns spooled to a temporary folder; the turns scored are kept
+    run = run_eval_shards(
+        paths, config, catalog=catalog, backend=backend, learn=learn, concurrency=concurrency, label_sources=label_sources,
+        strict=strict, use_store=False, keep_turns=True, keep_errors=1_000_000_000,
     )
-    report.copies = copy_notes(sessions)
-    report.skipped = list(gaps.skipped)
-    report.blank = list(gaps.blank)
-    report.invalid = unread_turns(sessions)
-    report.ignored_fields = ignored_fields(sessions)
-    report.catalog_lines = unread_lines(sessions) + gaps.lines(catalog)
-    return report
+    return run.report
 
 
 def nothing_to_measure(

@@ -49,8 +49,11 @@ def fingerprint(kind: str, plan_digest: str, setup: dict[str, Any]) -> str:
 
 def _write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class RunStore:
@@ -58,14 +61,14 @@ class RunStore:
         self.root = root
         self.dir = root / key[:24]
         self.keep = keep
+        self.problem = ""  # why the parts cannot be kept ("" when fine): the run goes on, a rerun starts over
 
     def open(self) -> RunStore:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            from .errors import UserError
-
-            raise UserError(f"{self.dir}: cannot keep the run's shard results there ({exc.strerror or exc})") from None
+            self.problem = f"cannot keep the shard results in {self.dir} ({exc.strerror or exc}); a rerun would start over"
+            return self
         if not self.keep:
             self._prune()
         return self
@@ -96,10 +99,22 @@ class RunStore:
     def turns(self, lo: int, hi: int) -> Path:
         return self.dir / f"part-{lo}-{hi}.turns.jsonl"
 
-    def save(self, result: Any) -> None:
-        if result.turns is not None:
-            _write(self.turns(result.lo, result.hi), result.turns)
-        _write(self.part(result.lo, result.hi), json.dumps(result.to_json()).encode("utf-8"))  # last: the part is whole
+    def save(self, result: Any) -> bool:
+        """Keep a finished shard (False, and `problem` said, when the disk refuses: it fails soft)."""
+        if self.problem:
+            return False
+        try:
+            if result.turns is not None:
+                _write(self.turns(result.lo, result.hi), result.turns)
+            _write(self.part(result.lo, result.hi), json.dumps(result.to_json()).encode("utf-8"))  # last: the part is whole
+        except OSError as exc:
+            self.problem = f"cannot keep the shard results in {self.dir} ({exc.strerror or exc}); a rerun would start over"
+            for path in (self.turns(result.lo, result.hi), self.part(result.lo, result.hi)):
+                path.unlink(missing_ok=True)
+            for stray in self.dir.glob("*.tmp"):
+                stray.unlink(missing_ok=True)
+            return False
+        return True
 
     def load(self, lo: int, hi: int) -> dict[str, Any] | None:
         try:

@@ -89,9 +89,11 @@ def exemplar_pairs(job: EvalJob) -> list[tuple[str, str]]:
         return list(job.exemplars)
     if job.spool is None:
         return []
-    spool = Spool.__new__(Spool)
-    spool.path, spool.offsets, spool.count, spool._out = Path(job.spool), list(job.spool_offsets), job.spool_count, None
-    return [(item["t"]["label"], item["t"]["message"]) for item in spool.items() if item["k"] == CASE and item["c"] not in job.excluded]
+    return exemplar_pairs_of(Spool.on_disk(Path(job.spool), list(job.spool_offsets), job.spool_count), job.excluded)
+
+
+def exemplar_pairs_of(spool: Spool, excluded: frozenset[int]) -> list[tuple[str, str]]:
+    return [(item["t"]["label"], item["t"]["message"]) for item in spool.items() if item["k"] == CASE and item["c"] not in excluded]
 
 
 _routers: dict[str, tuple[Router, str, ContextSizes]] = {}

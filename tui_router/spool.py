@@ -20,31 +20,80 @@ CHECKPOINT = 256
 
 
 class Spool:
+    """Written through a buffer; when the disk refuses (full, a file-size limit) the spool goes on in
+    memory, so a run never fails for want of scratch space (it only holds more)."""
+
+    FLUSH = 4 << 20
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.offsets: list[int] = []
         self.count = 0
-        self._out: Any = path.open("wb")
+        self.size = 0
+        self._buffer = bytearray()
+        self._memory: bytearray | None = None
+        self._flushed = 0
+        self._closed = False
 
     def write(self, item: dict[str, Any]) -> int:
         """Append one item; returns its position."""
         if self.count % CHECKPOINT == 0:
-            self.offsets.append(self._out.tell())
-        self._out.write(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+            self.offsets.append(self.size)
+        line = json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        self.size += len(line)
+        if self._memory is not None:
+            self._memory += line
+        else:
+            self._buffer += line
+            if len(self._buffer) >= self.FLUSH:
+                self._flush()
         self.count += 1
         return self.count - 1
 
+    def _flush(self) -> None:
+        if self._memory is not None or not self._buffer:
+            return
+        try:
+            with self.path.open("ab") as handle:
+                handle.write(self._buffer)
+            self._flushed += len(self._buffer)
+            self._buffer = bytearray()
+        except OSError:
+            try:
+                kept = self.path.read_bytes()[: self._flushed] if self._flushed else b""
+                self.path.unlink(missing_ok=True)
+            except OSError:
+                kept = b""
+            if len(kept) != self._flushed:  # cannot even read back what was written
+                raise
+            self._memory = bytearray(kept) + self._buffer
+            self._buffer = bytearray()
+
+    @classmethod
+    def on_disk(cls, path: Path, offsets: list[int], count: int) -> Spool:
+        """A closed spool on disk, to read (another process's view of the run's spool)."""
+        spool = cls(path)
+        spool.offsets, spool.count, spool._closed = offsets, count, True
+        return spool
+
     def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
-            self._out = None
+        if not self._closed:
+            self._flush()
+            self._closed = True
+
+    @property
+    def in_memory(self) -> bool:
+        return self._memory is not None
 
     def read(self, lo: int, hi: int) -> bytes:
-        """The lines of items lo..hi-1, as they are on disk."""
+        """The lines of items lo..hi-1, as they were written."""
         if hi <= lo:
             return b""
+        start = self.offsets[lo // CHECKPOINT]
+        if self._memory is not None:
+            return _slice_lines(self._memory, start, lo % CHECKPOINT, hi - lo)
         with self.path.open("rb") as handle:
-            handle.seek(self.offsets[lo // CHECKPOINT])
+            handle.seek(start)
             for _ in range(lo % CHECKPOINT):
                 handle.readline()
             return b"".join(handle.readline() for _ in range(hi - lo))
@@ -53,6 +102,15 @@ class Spool:
         hi = self.count if hi is None else hi
         for line in self.read(lo, hi).splitlines():
             yield json.loads(line)
+
+
+def _slice_lines(data: bytearray, start: int, skip: int, take: int) -> bytes:
+    for _ in range(skip):
+        start = data.index(b"\n", start) + 1
+    end = start
+    for _ in range(take):
+        end = data.index(b"\n", end) + 1
+    return bytes(data[start:end])
 
 
 def lines_of(chunk: bytes) -> list[dict[str, Any]]:
@@ -64,11 +122,21 @@ class RepeatIndex:
     are held by two files and which copy counts (session.repeated_turns' rule)."""
 
     def __init__(self, path: Path) -> None:
-        self.db = sqlite3.connect(path)
-        self.db.execute("PRAGMA journal_mode=OFF")
-        self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute("CREATE TABLE timed (key BLOB, file INTEGER, labelled INTEGER, live INTEGER, turn INTEGER, tag INTEGER)")
+        self.problem = ""
+        try:
+            self.db = self._open(str(path))
+        except sqlite3.Error as exc:  # the disk refuses: in memory (it only holds more)
+            self.problem = str(exc)
+            self.db = self._open(":memory:")
         self._rows: list[tuple] = []
+
+    @staticmethod
+    def _open(where: str) -> sqlite3.Connection:
+        db = sqlite3.connect(where)
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("CREATE TABLE IF NOT EXISTS timed (key BLOB, file INTEGER, labelled INTEGER, live INTEGER, turn INTEGER, tag INTEGER)")
+        return db
 
     def add_file(self, file: int, turns: list[Any], live: bool, tags: dict[int, int]) -> None:
         """`tags`: turn index -> the caller's id for that turn (a case); -1 for the others."""
@@ -83,7 +151,15 @@ class RepeatIndex:
             self._flush()
 
     def _flush(self) -> None:
-        self.db.executemany("INSERT INTO timed VALUES (?, ?, ?, ?, ?, ?)", self._rows)
+        try:
+            self.db.executemany("INSERT INTO timed VALUES (?, ?, ?, ?, ?, ?)", self._rows)
+        except sqlite3.Error as exc:  # the disk filled up: carry on in memory with what is there
+            self.problem = str(exc)
+            memory = self._open(":memory:")
+            self.db.backup(memory)
+            self.db.close()
+            self.db = memory
+            self.db.executemany("INSERT INTO timed VALUES (?, ?, ?, ?, ?, ?)", self._rows)
         self._rows = []
 
     def repeated(self) -> Iterator[tuple[int, int, int]]:
