@@ -263,3 +263,23 @@ def test_ray_runs_the_same_shards_end_to_end(capsys, cases, tmp_path):
     failed = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**env, "TUI_ROUTER_SHARD_FAULT": "1"})
     assert failed.returncode == 3
     assert "shard 1 of 2 (turns 1-19) failed: RuntimeError: fault injected" in failed.stderr.strip().splitlines()[-1]
+
+
+def test_progress_line_says_turns_rate_and_time_left_and_covers_a_longer_line():
+    import io
+    import time
+
+    from tui_router.evalrun import RunProgress
+
+    out = io.StringIO()
+    progress = RunProgress(out)
+    progress(0, 1000)
+    time.sleep(0.3)
+    progress(500, 1000)
+    time.sleep(0.3)
+    progress(1000, 1000)
+    lines = out.getvalue().split("\r")[1:]
+    assert lines[0] == "tui-router: eval: 0 of 1,000 turns (0%)"
+    assert lines[1].startswith("tui-router: eval: 500 of 1,000 turns (50%), ") and " turns/s, " in lines[1] and lines[1].endswith(" s left")
+    assert lines[2].startswith("tui-router: eval: 1,000 of 1,000 turns (100%), ") and lines[2].endswith("\n")
+    assert len(lines[2].rstrip("\n")) >= len(lines[1])  # the shorter last line blanks the rest of the longer one

@@ -243,6 +243,7 @@ class RunProgress:
         self.started = time.monotonic()
         self.first: int | None = None
         self.drawn = 0.0
+        self.width = 0  # of the line drawn last: a shorter one must cover it
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
@@ -258,7 +259,9 @@ class RunProgress:
             line += f", {rate:,.0f} turns/s"
             if done < total:
                 line += f", {_duration((total - done) / rate)} left"
-        line += " " * 4
+        shown = len(line)
+        line += " " * max(0, self.width - shown)
+        self.width = shown
         if done >= total:
             line += "\n"
         try:
