@@ -32,16 +32,14 @@ from .errors import SessionError, UserError, did_you_mean
 from .gcpause import gc_paused
 from .policy import Action, Band
 from .route import Decision
-from .session import Session, Turn, TurnDecision, copy_notes, iter_session_files, load_session, repeated_turns
+from .session import Session, Turn, TurnDecision, iter_session_files, load_session, repeated_turns
 
 if TYPE_CHECKING:
     from .catalog import Catalog, Tool
     from .config import ArgumentsConfig, Config
     from .route import Router
 
-RECALL_KS = tuple(range(1, 11))
-RELIABILITY_BINS = 10
-STAGES = ("retrieval", "unresolved", "decision", "policy")
+from .evalstate import RECALL_KS, RELIABILITY_BINS, STAGES, ContextSizes, state_of  # noqa: F401  (re-exported)
 
 
 class EvalError(UserError):
@@ -402,19 +400,21 @@ def ignored_fields(sessions: Sequence[Session]) -> list[UnreadTurn]:
 def unread_lines(sessions: Sequence[Session]) -> list[str]:
     """One stderr line for the turns that did not read (the first few problems named), one per
     [session] read without its fields that do not validate."""
-    lines = []
-    for s in sessions:
-        for index, problems in s.unread:
-            if index < 0:
-                lines.append(f"{problems[0]}; read without it (--strict refuses instead)")
-    turns = unread_turns(sessions)
+    heads = [problems[0] for s in sessions for index, problems in s.unread if index < 0]
+    empty = [f"{Path(str(s.path)).name} turns[{i}]" for s in sessions for i, t in enumerate(s.turns) if t.label == ""]
+    return unread_lines_of(heads, unread_turns(sessions), empty, ignored_fields(sessions))
+
+
+def unread_lines_of(heads: Sequence[str], turns: Sequence[UnreadTurn], empty: Sequence[str], fields: Sequence[UnreadTurn]) -> list[str]:
+    """unread_lines from what a pass over the files collected: the first problem of each [session]
+    that did not fully read, the unread turns, "file turns[i]" of each `label = ""`, the turns
+    read without a field."""
+    lines = [f"{head}; read without it (--strict refuses instead)" for head in heads]
     if turns:
         lines.append(f"{_turns(len(turns))} left out, not a valid session turn: {_first_problems(turns)} (--strict refuses instead)")
-    empty = [f"{Path(str(s.path)).name} turns[{i}]" for s in sessions for i, t in enumerate(s.turns) if t.label == ""]
     if empty:  # `label = ""` reads as no label: said, or the turn vanished from the count unseen
         more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
         lines.append(f"{_turns(len(empty))} with label = \"\" read as unlabelled, not scored: {', '.join(empty[:5])}{more}")
-    fields = ignored_fields(sessions)
     if fields:
         lines.append(f"{_turns(len(fields))} measured without a field that does not validate: {_first_problems(fields)} (--strict refuses instead)")
     return lines
@@ -520,11 +520,8 @@ def check_cases(
         named = session.session.catalog
         if named and named != catalog.name:
             if strict:
-                raise EvalError(
-                    f"{session.path}: the turns are labelled for catalog '{named}' but the catalog in use is "
-                    f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
-                )
-            gaps.notes.append(f"{session.path}: recorded for catalog '{named}'; routed with catalog '{catalog.name}'")
+                raise other_catalog_error(session.path, named, catalog)
+            gaps.notes.append(other_catalog_note(session.path, named, catalog))
     from .textsafe import is_blank
 
     # whitespace, or only characters that draw nothing (bidi marks, variation selectors): route refuses such a message
@@ -533,26 +530,10 @@ def check_cases(
         gaps.blank = [SkippedCase(source=c.source, index=c.index, label=c.turn.label or "") for c in blank]
         cases = [c for c in cases if not is_blank(c.turn.message)]
     elif blank:  # routed, it would count as a retrieval miss of a message nobody sent
-        more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
-        what = "an empty message" if not blank[0].turn.message.strip() else "a message of only characters that draw nothing"
-        raise EvalError(
-            f"{blank[0].source}: turns[{blank[0].index}]: the labelled turn has {what}{more}; "
-            "write the user message it stands for, or remove its label"
-        )
+        raise blank_error(blank[0], len(blank))
     problems = []
     for case in cases:
-        for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
-            if not value or is_option(catalog, value):
-                continue
-            if strict:
-                problems.append(
-                    f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
-                    f"'{catalog.name}'{_suggest(value, catalog)}"
-                )
-            elif role == "label":
-                gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
-            else:
-                gaps.acceptable[value] = gaps.acceptable.get(value, 0) + 1
+        problems += label_problems(case, catalog, gaps, strict)
     for case, line in _expected_arguments_problems(gaps.keep(cases), catalog):
         if strict:
             problems.append(line)
@@ -560,17 +541,59 @@ def check_cases(
             gaps.arguments.append(line)
             gaps.no_expected.add((case.source, case.index))
     if problems:
-        shown = problems[:20]
-        if len(problems) > 20:
-            shown.append(f"... and {len(problems) - 20} more unknown labels")
-        if any(" is not an option of catalog " in p for p in problems):
-            # a tool removed or renamed since the labels were given reads like a typo otherwise
-            shown.append(
-                "if the catalog changed since these turns were labelled, relabel them in the console (tui-router open SESSION, "
-                "then l on each) or pass --catalog with the catalog they were labelled for"
-            )
-        raise SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
+        raise labels_error(problems, catalog)
     return gaps
+
+
+def other_catalog_error(path: Any, named: str, catalog: Catalog) -> EvalError:
+    return EvalError(
+        f"{path}: the turns are labelled for catalog '{named}' but the catalog in use is "
+        f"'{catalog.name}'; pass --catalog with the catalog the labels refer to"
+    )
+
+
+def other_catalog_note(path: Any, named: str, catalog: Catalog) -> str:
+    return f"{path}: recorded for catalog '{named}'; routed with catalog '{catalog.name}'"
+
+
+def blank_error(first: LabelledCase, count: int) -> EvalError:
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    what = "an empty message" if not first.turn.message.strip() else "a message of only characters that draw nothing"
+    return EvalError(
+        f"{first.source}: turns[{first.index}]: the labelled turn has {what}{more}; "
+        "write the user message it stands for, or remove its label"
+    )
+
+
+def label_problems(case: LabelledCase, catalog: Catalog, gaps: CatalogGaps, strict: bool) -> list[str]:
+    """A case's label and acceptable ids that are no option: lines (strict), else noted in `gaps`."""
+    problems = []
+    for role, value in [("label", case.turn.label), *(("acceptable", a) for a in case.turn.acceptable)]:
+        if not value or is_option(catalog, value):
+            continue
+        if strict:
+            problems.append(
+                f"{case.source}: turns[{case.index}]: {role} '{value}' is not an option of catalog "
+                f"'{catalog.name}'{_suggest(value, catalog)}"
+            )
+        elif role == "label":
+            gaps.skipped.append(SkippedCase(source=case.source, index=case.index, label=value))
+        else:
+            gaps.acceptable[value] = gaps.acceptable.get(value, 0) + 1
+    return problems
+
+
+def labels_error(problems: list[str], catalog: Catalog) -> SessionError:
+    shown = problems[:20]
+    if len(problems) > 20:
+        shown.append(f"... and {len(problems) - 20} more unknown labels")
+    if any(" is not an option of catalog " in p for p in problems):
+        # a tool removed or renamed since the labels were given reads like a typo otherwise
+        shown.append(
+            "if the catalog changed since these turns were labelled, relabel them in the console (tui-router open SESSION, "
+            "then l on each) or pass --catalog with the catalog they were labelled for"
+        )
+    return SessionError(f"{len(problems)} labels do not fit catalog '{catalog.name}'", shown)
 
 
 def expected_arguments_problems(cases: Sequence[LabelledCase], catalog: Catalog) -> list[str]:
@@ -875,28 +898,12 @@ class GroupMetrics(BaseModel):
 
 
 def group_metrics(results: Sequence[TurnResult], none_option: str) -> GroupMetrics:
-    tools = [r for r in results if not r.is_none]
-    nones = [r for r in results if r.is_none]
-    said_none = [r for r in results if r.choice == none_option]
-    stages = {s: 0 for s in STAGES}
+    from .evalstate import GroupState
+
+    state = GroupState()
     for r in results:
-        if r.stage:
-            stages[r.stage] += 1
-    return GroupMetrics(
-        n=len(results),
-        tool_cases=len(tools),
-        none_cases=len(nones),
-        retrieval_recall=Ratio.of(r.retrieved for r in results),
-        top1=Ratio.of(r.exact for r in tools),
-        top1_acceptable=Ratio.of(r.correct for r in tools),
-        top3=Ratio.of(r.label in r.top3 for r in tools),
-        accuracy_given_retrieved=Ratio.of(r.correct for r in tools if r.retrieved),
-        none_precision=Ratio.of(r.is_none for r in said_none),
-        none_recall=Ratio.of(r.choice == none_option for r in nones),
-        fallback_rate=Ratio.of(r.action == Action.fallback.value for r in results),
-        unresolved=sum(r.band == Band.unresolved.value for r in results),
-        stages=stages,
-    )
+        state.add(r, none_option)
+    return state.metrics()
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -912,26 +919,17 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def reliability(results: Sequence[TurnResult]) -> tuple[list[ReliabilityBin], float | None, float | None]:
     """10 equal-width confidence bins, ECE and Brier score over resolved turns (correct = 1)."""
-    scored = [(r.confidence, 1.0 if r.correct else 0.0) for r in results if r.confidence is not None]
-    bins: list[list[tuple[float, float]]] = [[] for _ in range(RELIABILITY_BINS)]
-    for conf, hit in scored:
-        bins[min(int(conf * RELIABILITY_BINS), RELIABILITY_BINS - 1)].append((conf, hit))
-    table = []
-    ece = 0.0
-    for i, items in enumerate(bins):
-        mean_conf = sum(c for c, _ in items) / len(items) if items else None
-        acc = sum(h for _, h in items) / len(items) if items else None
-        if items:
-            ece += len(items) / len(scored) * abs(acc - mean_conf)  # type: ignore[operator]
-        table.append(
-            ReliabilityBin(
-                low=i / RELIABILITY_BINS, high=(i + 1) / RELIABILITY_BINS, count=len(items), mean_confidence=mean_conf, accuracy=acc
-            )
-        )
-    if not scored:
-        return table, None, None
-    brier = sum((c - h) ** 2 for c, h in scored) / len(scored)
-    return table, ece, brier
+    from .evalstate import EvalState
+
+    state = EvalState()
+    for r in results:
+        if r.confidence is not None:
+            i = min(int(r.confidence * RELIABILITY_BINS), RELIABILITY_BINS - 1)
+            state.bins[i][0] += 1
+            state.bins[i][1] += r.correct
+            state.bin_confidence[i].add(r.confidence)
+            state.brier.add((r.confidence - (1.0 if r.correct else 0.0)) ** 2)
+    return state.reliability()
 
 
 def _compact_len(obj: Any) -> int:
@@ -944,30 +942,7 @@ def context_bytes(catalog: Catalog, results: Sequence[TurnResult]) -> ContextByt
     A tool without a schema counts as {"name", "schema": {}}. Nothing extra is loaded for a none
     choice; an unresolved turn loads every schema, since a failed router leaves the agent loading all.
     """
-    if not results:
-        return None
-    tools = list(catalog.tools)
-    schema_entry = {t.id: {"name": t.id, "schema": t.input_schema or {}} for t in tools}
-    one = {tid: _compact_len(entry) for tid, entry in schema_entry.items()}
-    all_schemas = _compact_len(list(schema_entry.values()))
-    snippets = _compact_len([{"name": t.id, "snippet": t.when_to_use} for t in tools])
-
-    def extra(r: TurnResult, k: int) -> int:
-        if r.band == Band.unresolved.value:
-            return all_schemas
-        if r.choice is None or r.choice == catalog.none_option:
-            return 0
-        return sum(one.get(t, 0) for t in r.top3[:k])
-
-    n = len(results)
-    return ContextBytes(
-        all_schemas=all_schemas,
-        snippets_only=snippets,
-        snippets_top1=snippets + sum(extra(r, 1) for r in results) / n,
-        snippets_top3=snippets + sum(extra(r, 3) for r in results) / n,
-        tools=len(tools),
-        tools_with_schema=sum(1 for t in tools if t.input_schema),
-    )
+    return state_of(results, catalog, keep_errors=0).context_bytes(ContextSizes.of(catalog))
 
 
 class ArgumentStats(BaseModel):
@@ -1066,6 +1041,10 @@ class EvalReport(BaseModel):
     thresholds: dict[str, float] = {}
     # what check_cases let through, as stderr lines (another catalog's name, the skipped labels)
     catalog_lines: list[str] = Field(default=[], exclude=True)
+    # the first wrong turns (as many as the run kept: --errors) and the first unresolved one, in run
+    # order: what the tables and warnings show, kept when the turns themselves are not (a big run)
+    first_errors: list[TurnResult] = Field(default=[], exclude=True)
+    first_unresolved: TurnResult | None = Field(default=None, exclude=True)
 
     # flat numbers a --gate may test
     def gate_metrics(self) -> dict[str, float | None]:
@@ -1199,7 +1178,7 @@ class EvalReport(BaseModel):
 
 def missed_review(results: Sequence[TurnResult]) -> Ratio:
     """Over the turns labelled with an escalation option: a person should have seen the turn, so it
-    is missed unless the escalation option was chosen AND escalated."""
+    is missed unless the escalation option was chosen AND escalated (evalstate.REPORT_RATIOS)."""
     return Ratio.of(not (r.correct and r.action == Action.escalate.value) for r in results if r.is_escalation)
 
 
@@ -1212,62 +1191,10 @@ def build_report(
     learning: str = "",
     files: Sequence[str] = (),
 ) -> EvalReport:
-    """Every metric over scored turns; works on an empty list (n = 0, rates n/a)."""
-    none = catalog.none_option
-    n = len(results)
-    overall = group_metrics(results, none)
-    recall = {k: Ratio.of(r.rank is not None and r.rank <= k for r in results) for k in RECALL_KS}
-    executed = [r for r in results if r.action == Action.execute.value]
-    bands = {}
-    for band in Band:
-        members = [r for r in results if r.band == band.value]
-        bands[band.value] = BandStats(
-            count=len(members), coverage=len(members) / n if n else None, accuracy=Ratio.of(r.correct for r in members)
-        )
-    table, ece, brier = reliability(results)
-    per_tool: dict[str, list[TurnResult]] = {}
-    for r in results:
-        if r.arguments_valid is not None and r.choice:
-            per_tool.setdefault(r.choice, []).append(r)
-    latencies = [r.latency_ms for r in results]
-    per_tag: dict[str, list[TurnResult]] = {}
-    per_category: dict[str, list[TurnResult]] = {}
-    for r in results:
-        for tag in dict.fromkeys(r.tags):
-            per_tag.setdefault(tag, []).append(r)
-        per_category.setdefault(r.category, []).append(r)
-    return EvalReport(
-        backend=backend,
-        model=model,
-        catalog=catalog.name,
-        options=len(catalog.option_ids),
-        learning=learning,
-        files=list(files),
-        n=n,
-        tool_cases=overall.tool_cases,
-        none_cases=overall.none_cases,
-        overall=overall,
-        recall_at_k=recall,
-        missed_review_rate=missed_review(results),
-        wrong_execute_rate=Ratio.of(r.action == Action.execute.value and r.band == "high" and not r.correct for r in results),
-        execute_precision=Ratio.of(r.correct for r in executed),
-        automation_rate=Ratio.of(r.action == Action.execute.value for r in results),
-        bands=bands,
-        reliability=table,
-        ece=ece,
-        brier=brier,
-        latency_ms={
-            "p50": percentile(latencies, 50),
-            "p95": percentile(latencies, 95),
-            "mean": sum(latencies) / n if n else None,
-        },
-        context_bytes=context_bytes(catalog, results),
-        per_tag={k: group_metrics(v, none) for k, v in sorted(per_tag.items())},
-        per_category={k: group_metrics(v, none) for k, v in sorted(per_category.items(), key=lambda kv: (kv[0] == "none", kv[0]))},
-        turns=results,
-        arguments=argument_stats(results),
-        per_tool_arguments={tool: argument_stats(rs) for tool, rs in sorted(per_tool.items())},
-    )
+    """Every metric over scored turns; works on an empty list (n = 0, rates n/a). The metrics come
+    from the mergeable state (evalstate.py), as a sharded run's do."""
+    state = state_of(results, catalog)
+    return state.report(catalog, backend=backend, model=model, learning=learning, files=files, turns=results)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1298,7 +1225,7 @@ def learning_mode(router: Router, learn: bool, taught: bool, n_cases: int) -> st
     return "off"
 
 
-async def _aroute_all(router: Router, messages: Sequence[str], concurrency: int) -> list[Decision]:
+async def _aroute_all(router: Router, messages: Sequence[str], concurrency: int, close: bool = True) -> list[Decision]:
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(message: str) -> Decision:
@@ -1308,17 +1235,20 @@ async def _aroute_all(router: Router, messages: Sequence[str], concurrency: int)
     try:
         return list(await asyncio.gather(*(one(m) for m in messages)))
     finally:
-        await router.aclose()
+        if close:
+            await router.aclose()
 
 
-def route_all(router: Router, messages: Sequence[str], concurrency: int = 1) -> list[Decision]:
-    """Route every message with itself held out; concurrency > 1 uses aroute under a semaphore."""
+def route_all(router: Router, messages: Sequence[str], concurrency: int = 1, *, close: bool = True) -> list[Decision]:
+    """Route every message with itself held out; concurrency > 1 uses aroute under a semaphore.
+    close=False: the router routes more batches after this one (a shard of a run)."""
     if concurrency <= 1:
         try:
             return [router.route(m, holdout=m) for m in messages]
         finally:
-            router.backend.close()
-    return asyncio.run(_aroute_all(router, messages, concurrency))
+            if close:
+                router.backend.close()
+    return asyncio.run(_aroute_all(router, messages, concurrency, close))
 
 
 def evaluate_router(
@@ -1338,9 +1268,27 @@ def evaluate_router(
     again is a decision error, counted in `not_this` (a labelled turn doing so is already wrong)."""
     taught = teach_local_backend(router, cases) if learn else False
     mode = learning_mode(router, learn, taught, len(cases))
+    results, repeats = route_and_score(router, cases, declined, concurrency=concurrency, arguments=arguments)
+    report = build_report(
+        results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
+    )
+    report.not_this = Ratio.of(repeats)
+    report.thresholds = {"high": router.config.policy.high, "medium": router.config.policy.medium}
+    report.cache_problem = router.backend.cache_problem()
+    report.load_problems = router.backend.load_problems()
+    return report
+
+
+def route_and_score(
+    router: Router, cases: Sequence[LabelledCase], declined: Sequence[LabelledCase] = (), *, concurrency: int = 1,
+    arguments: bool = True, close: bool = True,
+) -> tuple[list[TurnResult], list[bool]]:
+    """Route cases and declined turns (each held out from itself), score the cases; the flags say,
+    per turn with declined options, whether it was routed to one again. One batch of a run: the
+    whole eval, or one shard of it (shard.py)."""
     messages = [c.turn.message for c in [*cases, *declined]]
     router.backend.prefetch(messages)  # the semantic backend: every message embedded up front, on every core
-    routed = route_all(router, messages, concurrency)
+    routed = route_all(router, messages, concurrency, close=close)
     decisions, again = routed[: len(cases)], routed[len(cases) :]
     # a label given after a decline (`a` on a declined row, a review) overrules that decline: the
     # option is then right, so picking it again is not a "not this" repeat
@@ -1354,14 +1302,7 @@ def evaluate_router(
     ]
     if arguments:
         score_arguments(results, [c.turn for c in cases], router.catalog, router.config.arguments, router.config.secret_env_names())
-    report = build_report(
-        results, router.catalog, backend=router.backend.name, model=router.backend.model, learning=mode, files=files
-    )
-    report.not_this = Ratio.of(repeats)
-    report.thresholds = {"high": router.config.policy.high, "medium": router.config.policy.medium}
-    report.cache_problem = router.backend.cache_problem()
-    report.load_problems = router.backend.load_problems()
-    return report
+    return results, repeats
 
 
 def declined_turns(sessions: Sequence[Session]) -> list[LabelledCase]:
@@ -1386,52 +1327,43 @@ def run_eval(
     catalog are skipped (report.skipped, report.catalog_lines), a session made for a catalog of
     another name is a note, and a renamed none option (none_aliases) is read as the current one."""
     from .catalog import load_catalog
-    from .route import build_router
+    from .evalrun import run_eval_shards
 
     catalog = catalog or load_catalog(config.catalog_spec())
-    cases, sessions = load_cases(paths, label_sources, lenient=not strict)
-    if not strict:
-        aliases = {str(s.path): label_aliases(s, catalog) for s in sessions}
-        cases = [c.model_copy(update={"turn": _aliased(c.turn, aliases.get(c.source, {}))}) for c in cases]
-    gaps = check_cases(sessions, cases, catalog, strict=strict, skip_blank=True)
-    if not strict:
-        gaps.notes += none_alias_notes(sessions, catalog)
-    kept = gaps.without_unfit_arguments(gaps.keep(cases))
-    if not kept:
-        only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
-        where = ", ".join(str(s.path) for s in sessions)
-        if cases and len(gaps.blank) == len(cases):
-            raise EvalError(
-                f"every labelled turn{only} in {where} has an empty message (or one of only characters that draw nothing); "
-                "write the user messages they stand for"
-            )
-        if cases:  # every label is gone from this catalog: nothing to measure
-            raise EvalError(
-                f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
-                f"({not_in_catalog_text(gaps.label_counts()).split(': ', 1)[1]}); pass --catalog with the catalog they were labelled for"
-            )
-        invalid = unread_turns(sessions)
-        if invalid:
-            raise EvalError(
-                f"no labelled turn{only} in {where} reads: {len(invalid)} turn{'' if len(invalid) == 1 else 's'} not valid, "
-                f"the first {invalid[0].problems[0]}"
-            )
-        fields = ignored_fields(sessions)
-        also = f"; {len(fields)} turn{'' if len(fields) == 1 else 's'} did not fully validate, the first {fields[0].problems[0]}" if fields else ""
-        extra = sorted({k for s in sessions for t in s.turns for k in (t.model_extra or {})})
-        keys = f"; the turns carry {', '.join(repr(k) for k in extra[:5])}, which eval does not read as a label" if extra else ""
-        raise EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){keys}{also}")
-    router = build_router(config, catalog, backend)
-    report = evaluate_router(
-        router, kept, learn=learn, concurrency=concurrency, files=[str(s.path) for s in sessions], declined=declined_turns(sessions)
+    # one file at a time, the turns spooled to a temporary folder; the turns scored are kept
+    run = run_eval_shards(
+        paths, config, catalog=catalog, backend=backend, learn=learn, concurrency=concurrency, label_sources=label_sources,
+        strict=strict, use_store=False, keep_turns=True, keep_errors=1_000_000_000,
     )
-    report.copies = copy_notes(sessions)
-    report.skipped = list(gaps.skipped)
-    report.blank = list(gaps.blank)
-    report.invalid = unread_turns(sessions)
-    report.ignored_fields = ignored_fields(sessions)
-    report.catalog_lines = unread_lines(sessions) + gaps.lines(catalog)
-    return report
+    return run.report
+
+
+def nothing_to_measure(
+    label_sources: Iterable[str] | None, files: Sequence[str], catalog: Catalog, *, cases: int, gaps: CatalogGaps,
+    invalid: Sequence[UnreadTurn], fields: Sequence[UnreadTurn], extra: set[str],
+) -> EvalError:
+    """Why no labelled turn is left to route, in one sentence: `cases` labelled turns were found, all
+    blank or labelled with ids the catalog lacks (gaps), or none (then: unread turns, stray keys)."""
+    only = f" with label_source {', '.join(sorted(label_sources))}" if label_sources is not None else ""
+    where = ", ".join(files)
+    if cases and len(gaps.blank) == cases:
+        return EvalError(
+            f"every labelled turn{only} in {where} has an empty message (or one of only characters that draw nothing); "
+            "write the user messages they stand for"
+        )
+    if cases:  # every label is gone from this catalog: nothing to measure
+        return EvalError(
+            f"no labelled turn{only} in {where} has a label that is an option of catalog '{catalog.name}' "
+            f"({not_in_catalog_text(gaps.label_counts()).split(': ', 1)[1]}); pass --catalog with the catalog they were labelled for"
+        )
+    if invalid:
+        return EvalError(
+            f"no labelled turn{only} in {where} reads: {len(invalid)} turn{'' if len(invalid) == 1 else 's'} not valid, "
+            f"the first {invalid[0].problems[0]}"
+        )
+    also = f"; {len(fields)} turn{'' if len(fields) == 1 else 's'} did not fully validate, the first {fields[0].problems[0]}" if fields else ""
+    keys = f"; the turns carry {', '.join(repr(k) for k in sorted(extra)[:5])}, which eval does not read as a label" if extra else ""
+    return EvalError(f"no labelled turns{only} in {where} (a labelled turn has label = \"<option id>\"){keys}{also}")
 
 
 # ---------------------------------------------------------------------------------------------

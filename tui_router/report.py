@@ -199,7 +199,7 @@ def eval_sections(reports: Sequence[EvalReport], *, errors: int = 10, tags: int 
             title="Error stages (first match: retrieval, unresolved, decision, policy)",
             headers=["Stage", *names],
             rows=[[stage, *(str(r.overall.stages[stage]) for r in reports)] for stage in STAGES]
-            + [["correct and acted on", *(str(sum(1 for t in r.turns if t.stage is None)) for r in reports)]],
+            + [["correct and acted on", *(str(r.n - sum(r.overall.stages.values())) for r in reports)]],
             right=list(range(1, len(reports) + 1)),
         )
     )
@@ -210,9 +210,9 @@ def eval_sections(reports: Sequence[EvalReport], *, errors: int = 10, tags: int 
             sections.append(section)
     if errors:
         for report in reports:
-            wrong = [t for t in report.turns if t.stage][:errors]
+            wrong = report.first_errors[:errors]  # in run order, kept by the run (evalstate)
             if wrong:
-                total = sum(1 for t in report.turns if t.stage)
+                total = sum(report.overall.stages.values())
                 sections.append(
                     Section(
                         title=f"Errors: {_who(report)} (first {len(wrong)} of {total})",

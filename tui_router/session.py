@@ -568,11 +568,11 @@ def copied_files(sessions: Sequence[Session]) -> list[tuple[Path, Path]]:
 
 def copy_notes(sessions: Sequence[Session]) -> list[str]:
     """One sentence per copied file (copied_files), for stderr or a notification."""
-    return [
-        f"{copy} holds the same turns as {original} (the same messages and labels, in the same order): "
-        f"they count once, from {original}"
-        for copy, original in copied_files(sessions)
-    ]
+    return [copy_note(copy, original) for copy, original in copied_files(sessions)]
+
+
+def copy_note(copy: Path, original: Path) -> str:
+    return f"{copy} holds the same turns as {original} (the same messages and labels, in the same order): they count once, from {original}"
 
 
 def repeated_turns(sessions: list[Session]) -> set[tuple[Path, int]]:

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the other labelled turns. A turn whose label is not an option of the catalog (a tool removed or "
         "renamed since) is skipped, with one line on stderr naming how many and which labels (--strict refuses).",
         epilog="exit codes: 0 ok; 1 a --gate condition failed; 2 bad input (no labelled turns, no label that is "
-        "an option of the catalog, with --strict a label that is not one or a session made for another catalog).",
+        "an option of the catalog, with --strict a label that is not one or a session made for another catalog); "
+        "3 a shard failed (named on stderr; the same command again resumes from the finished ones).",
     )
     ev.add_argument("cases", nargs="+", metavar="CASES", help="session files or folders of them")
     ev.add_argument("--json", action="store_true", help="print one JSON object (per-turn results included)")
@@ -41,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help='only labels from these sources, e.g. "review,hand", or --label-source=-confirm for all but confirm; sources: confirm, review, hand (no source = hand)',
     )
     ev.add_argument("--strict", action="store_true", help=_STRICT_HELP)
+    add_scale_options(ev)
     add_common(ev)
     ev.set_defaults(handler=run_eval_cmd)
 
@@ -136,8 +138,7 @@ def _print_gate(results, to_stderr: bool) -> bool:
 def run_eval_cmd(args: argparse.Namespace) -> int:
     from ..decide import BACKENDS
     from ..errors import ConfigError, did_you_mean
-    from ..evaluate import EVAL_GATE_METRICS, check_gate, parse_gate, run_eval
-    from ..report import eval_sections, print_sections
+    from ..evaluate import EVAL_GATE_METRICS, parse_gate
 
     config = config_from_args(args)
     _warn_examples(config)
@@ -148,19 +149,23 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     if args.markdown:
         _check_report_target(args.markdown, args.cases)
     catalog = _catalog(config)
-    learn = not args.no_learn
-    sources = args.label_source
-    strict = args.strict
-    reports = [run_eval(args.cases, config, catalog=catalog, learn=learn, concurrency=args.concurrency, label_sources=sources, strict=strict)]
-    for line in reports[0].catalog_lines:  # what was left out, and why (the comparison leaves out the same)
-        print(f"tui-router: warning: {line}", file=sys.stderr)
-    if args.compare:
-        reports.append(
-            run_eval(
-                args.cases, config, catalog=catalog, backend=args.compare, learn=learn, concurrency=args.concurrency,
-                label_sources=sources, strict=strict,
-            )
-        )
+    runs = [_sharded_eval(args, config, catalog, None)]
+    try:
+        for line in runs[0].report.catalog_lines:  # what was left out, and why (the comparison leaves out the same)
+            print(f"tui-router: warning: {line}", file=sys.stderr)
+        if args.compare:
+            runs.append(_sharded_eval(args, config, catalog, args.compare))
+        return _eval_output(args, config, runs, conditions)
+    finally:
+        for run in runs:
+            run.close()
+
+
+def _eval_output(args: argparse.Namespace, config, runs, conditions) -> int:
+    from ..evaluate import check_gate
+    from ..report import eval_sections, print_sections
+
+    reports = [run.report for run in runs]
     primary = reports[0]
     fitted = config.policy.fitted_for
     for report in reports:
@@ -174,12 +179,13 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     gate = check_gate(conditions, primary.gate_metrics()) if conditions else None
     sections = eval_sections(reports, errors=max(args.errors, 0))
     if args.json:
-        out = primary.to_json()
+        out = primary.to_json(with_turns=False)
+        out["turns"] = _TURNS
         if len(reports) > 1:
-            out["compare"] = reports[1].to_json()
+            out["compare"] = reports[1].to_json(with_turns=False) | {"turns": _TURNS}
         if gate is not None:
             out["gate"] = [{"line": r.line(), "passed": r.passed} for r in gate]
-        print(json.dumps(out, ensure_ascii=False))
+        _print_with_turns(out, runs)
     else:
         print(_header(primary, len(reports) > 1))
         print_sections(sections)
@@ -189,15 +195,85 @@ def run_eval_cmd(args: argparse.Namespace) -> int:
     return 0 if passed else 1
 
 
+_TURNS = "\u0000turns of this run\u0000"  # where each run's turns are streamed into the JSON
+
+
+def _print_with_turns(out: dict, runs) -> None:
+    """The JSON object, each run's "turns" array streamed from its shards' results (never all in
+    memory): the same text json.dumps of the whole object would give."""
+    pieces = json.dumps(out, ensure_ascii=False).split(json.dumps(_TURNS))
+    write = sys.stdout.write
+    for piece, run in zip(pieces, runs, strict=False):
+        write(piece)
+        write("[")
+        for i, line in enumerate(run.turn_lines()):
+            write(line if i == 0 else ", " + line)
+        write("]")
+    write(pieces[-1] + "\n")
+
+
+def add_scale_options(parser: argparse.ArgumentParser) -> None:
+    """--jobs, --shard, --engine, --ray-address, --work-dir: how a big run is cut and where it runs."""
+    parser.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="route in N processes, each loading the model once (default 1)")
+    parser.add_argument(
+        "--shard", type=_shard, metavar="I/N",
+        help="route only the I-th of N equal slices of the turns (CI jobs splitting a suite); its results are kept "
+        "(--work-dir), and a run without --shard uses them",
+    )
+    parser.add_argument("--engine", choices=("local", "ray"), default="local", help="local processes (default) or Ray (the ray extra)")
+    parser.add_argument("--ray-address", metavar="ADDRESS", help="a running Ray cluster (ray://host:10001, auto); default: start a local Ray")
+    parser.add_argument(
+        "--work-dir", metavar="DIR",
+        help="keep the finished shards' results in DIR (default: the user cache, removed once the run is done); a rerun resumes from them",
+    )
+
+
+def _shard(text: str) -> tuple[int, int]:
+    number, sep, count = text.partition("/")
+    try:
+        i, n = int(number), int(count)
+    except ValueError:
+        i = n = 0
+    if not sep or n < 1 or not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"{text!r}: write I/N with 1 <= I <= N, e.g. 2/4")
+    return i - 1, n
+
+
+def _sharded_eval(args: argparse.Namespace, config, catalog, backend):
+    from ..engines import make_engine
+    from ..errors import UserError
+    from ..evalrun import RunProgress, run_eval_shards
+
+    if args.ray_address and args.engine != "ray":
+        raise UserError("--ray-address needs --engine ray")
+    raw = getattr(sys.stderr, "stream", sys.stderr)  # the real stderr: its \r must act
+    try:
+        tty = raw.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    run = run_eval_shards(
+        args.cases, config, catalog=catalog, backend=backend, learn=not args.no_learn, concurrency=args.concurrency,
+        label_sources=args.label_source, strict=args.strict, engine=make_engine(args.engine, args.jobs, args.ray_address),
+        jobs=args.jobs, shard=args.shard, store_root=Path(args.work_dir) if args.work_dir else None, keep_parts=bool(args.work_dir),
+        with_turns=args.json, keep_errors=max(args.errors, 0), progress=RunProgress(raw, "eval") if tty else None,
+    )
+    if run.store_problem:
+        print(f"tui-router: warning: {run.store_problem}", file=sys.stderr)
+    if args.shard is not None:
+        (lo, hi), where = run.ranges[0], run.store.dir if run.store is not None and not run.store_problem else None
+        kept = f"; its results are kept in {where} for a run without --shard" if where else ""
+        print(f"tui-router: note: shard {args.shard[0] + 1} of {args.shard[1]}: turns {lo + 1}-{hi} of the run{kept}", file=sys.stderr)
+    return run
+
+
 def _warn_unresolved(report) -> None:
     """A dead server left every turn "unresolved" with its reason only in the JSON: say why, once."""
     from ..report import shorten
 
-    failed = [t for t in report.turns if t.band == "unresolved"]
-    if failed:
-        first = failed[0]
+    first = report.first_unresolved  # kept by the run in run order (evalstate), with the count
+    if first is not None:
         print(
-            f"tui-router: warning: {len(failed)} of {report.n} turns unresolved ({report.backend}); "
+            f"tui-router: warning: {report.overall.unresolved} of {report.n} turns unresolved ({report.backend}); "
             f"the first, {first.source} turn {first.index + 1}: {shorten(first.error or 'no reason given', 400)}",
             file=sys.stderr,
         )
