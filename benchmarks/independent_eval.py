@@ -4,7 +4,7 @@ Runs the same in-process eval as `tui-router eval` on each set and prints one ta
 metrics, one row per set, each marked with where its turns and catalog come from:
 
     written by us                                  labdesk, citydesk (benchmarks/data/blind)
-    turns written by us, catalog real MCP (unedited)  mcp-blind, mcp-dev (benchmarks/data/mcp)
+    turns written by us, catalog real MCP (unedited)  mcp-blind, mcp-dev, mcp-train-a, mcp-train-b (benchmarks/data/mcp)
     public (nobody here)                           the held-out halves of benchmarks/data/public/*
 
     python benchmarks/independent_eval.py --backend bm25
@@ -39,6 +39,9 @@ SETS: dict[str, tuple[Path, Path, str, bool]] = {
     "mcp-blind": (DATA / "mcp" / "mcp-blind.toml", DATA / "mcp" / "mcp-blind-cases.toml", MCP, True),
     "mcp-blind2": (DATA / "mcp" / "mcp-blind.toml", DATA / "mcp" / "mcp-blind2-cases.toml", MCP, True),
     "mcp-dev": (DATA / "mcp" / "mcp-dev.toml", DATA / "mcp" / "mcp-dev-cases.toml", MCP, False),
+    # training/development sets on servers in neither mcp-blind nor mcp-dev (may be read and fitted on)
+    "mcp-train-a": (DATA / "mcp" / "mcp-train-a.toml", DATA / "mcp" / "mcp-train-a-cases.toml", MCP, False),
+    "mcp-train-b": (DATA / "mcp" / "mcp-train-b.toml", DATA / "mcp" / "mcp-train-b-cases.toml", MCP, False),
     "bfcl-live": (DATA / "public" / "bfcl" / "bfcl-live.toml", DATA / "public" / "bfcl" / "bfcl-live-heldout.toml", PUBLIC, False),
     "bfcl-multiple": (DATA / "public" / "bfcl" / "bfcl-multiple.toml", DATA / "public" / "bfcl" / "bfcl-multiple-heldout.toml", PUBLIC, False),
 }
