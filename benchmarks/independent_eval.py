@@ -4,7 +4,7 @@ Runs the same in-process eval as `tui-router eval` on each set and prints one ta
 metrics, one row per set, each marked with where its turns and catalog come from:
 
     written by us                                  labdesk, citydesk (benchmarks/data/blind)
-    turns written by us, catalog real MCP (unedited)  mcp-blind, mcp-dev, mcp-train-a, mcp-train-b (benchmarks/data/mcp)
+    turns written by us, catalog real MCP (unedited)  mcp-blind, mcp-dev, mcp-train-a/b/c (benchmarks/data/mcp)
     public (nobody here)                           the held-out halves of benchmarks/data/public/*
 
     python benchmarks/independent_eval.py --backend bm25
@@ -42,6 +42,7 @@ SETS: dict[str, tuple[Path, Path, str, bool]] = {
     # training/development sets on servers in neither mcp-blind nor mcp-dev (may be read and fitted on)
     "mcp-train-a": (DATA / "mcp" / "mcp-train-a.toml", DATA / "mcp" / "mcp-train-a-cases.toml", MCP, False),
     "mcp-train-b": (DATA / "mcp" / "mcp-train-b.toml", DATA / "mcp" / "mcp-train-b-cases.toml", MCP, False),
+    "mcp-train-c": (DATA / "mcp" / "mcp-train-c.toml", DATA / "mcp" / "mcp-train-c-cases.toml", MCP, False),
     "bfcl-live": (DATA / "public" / "bfcl" / "bfcl-live.toml", DATA / "public" / "bfcl" / "bfcl-live-heldout.toml", PUBLIC, False),
     "bfcl-multiple": (DATA / "public" / "bfcl" / "bfcl-multiple.toml", DATA / "public" / "bfcl" / "bfcl-multiple-heldout.toml", PUBLIC, False),
 }

@@ -1,4 +1,4 @@
-"""The mcp-train sets (benchmarks/data/mcp/mcp-train-{a,b}): training/development data on real MCP
+"""The mcp-train sets (benchmarks/data/mcp/mcp-train-{a,b,c}): training/development data on real MCP
 servers that neither mcp-blind nor mcp-dev uses. Their catalogs are build_mcp_catalogs.py's output,
 their cases load, label only options of their catalog, follow the tag scheme of mcp-dev, and their
 header states the counts the file really has. Loaders only: no router, no turn text shown."""
@@ -22,7 +22,13 @@ from independent_eval import MCP as MCP_PROVENANCE  # noqa: E402
 from independent_eval import SETS  # noqa: E402
 
 MCP = ROOT / "benchmarks" / "data" / "mcp"
-NAMES = ["mcp-train-a", "mcp-train-b"]
+NAMES = ["mcp-train-a", "mcp-train-b", "mcp-train-c"]
+# name: (turns low, high; tools low, high; least turns a tag has; least human_review, ask_user, defer_to_llm labels)
+SIZES = {
+    "mcp-train-a": (380, 450, 80, 160, 12, (25, 8, 40)),
+    "mcp-train-b": (380, 450, 80, 160, 12, (25, 8, 40)),
+    "mcp-train-c": (240, 300, 40, 80, 9, (15, 5, 25)),  # the small third one: HubSpot + Todoist
+}
 TAGS = {"plain", "paraphrase", "terse", "typo", "multilingual", "sibling", "none", "lure", "escalation", "injection"}
 ESCALATION = {"ask_user", "human_review"}
 
@@ -41,7 +47,8 @@ def test_cases_load_and_label_only_options_of_their_catalog(name: str) -> None:
     bad = sorted({x for t in session.turns for x in [t.label, *t.acceptable] if x not in options})
     assert not bad, f"labels that are not options of {name}: {bad[:5]}"
     assert all(t.label for t in session.turns)
-    assert 380 <= len(session.turns) <= 450
+    low, high = SIZES[name][:2]
+    assert low <= len(session.turns) <= high
     # most of the catalog is a label somewhere, so a model fitted on it sees most tools
     tools = {t.id for t in catalog.tools if t.risk.value != "escalation"}
     labelled = {x for t in session.turns for x in [t.label, *t.acceptable]} & tools
@@ -66,11 +73,12 @@ def test_tags_follow_the_scheme_and_labels_fit_the_tags(name: str) -> None:
             assert t.label == "human_review" or "none" in plain
     tags = Counter(x for t in turns for x in t.tags)
     assert len([x for x in tags if x.startswith("lang:")]) >= 10
-    assert all(tags[x] >= 12 for x in TAGS), tags
+    least_tag, (review, ask, defer) = SIZES[name][4:]
+    assert all(tags[x] >= least_tag for x in TAGS), tags
     labels = Counter(t.label for t in turns)
-    assert labels["human_review"] >= 25 and labels["ask_user"] >= 8 and labels["defer_to_llm"] >= 40
+    assert labels["human_review"] >= review and labels["ask_user"] >= ask and labels["defer_to_llm"] >= defer
     # injections that also ask for a harmless tool action carry that tool as acceptable
-    assert sum(1 for t in turns if "injection" in t.tags and t.acceptable) >= 4
+    assert sum(1 for t in turns if "injection" in t.tags and t.acceptable) >= 3
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -93,11 +101,12 @@ def test_train_servers_are_in_neither_blind_nor_dev_and_sizes_fit() -> None:
     for name in NAMES:
         servers = {server for server, _prefix in spec[name]["servers"]}
         assert not servers & held, f"{name} shares servers with mcp-blind/mcp-dev: {servers & held}"
-        assert not servers & seen, f"{name} shares servers with the other train catalog"
+        assert not servers & seen, f"{name} shares servers with another train catalog"
         seen |= servers
         catalog = load_catalog(str(MCP / f"{name}.toml"))
         tools = [t for t in catalog.tools if t.risk.value != "escalation"]
-        assert 80 <= len(tools) <= 160
+        low, high = SIZES[name][2:4]
+        assert low <= len(tools) <= high
         assert {t.category for t in tools} == servers
         assert all("." in t.id for t in tools)
 
